@@ -1,0 +1,182 @@
+/// Compact JSON output that matches JavaScript's `JSON.stringify` byte for byte, so
+/// responses are identical to those of the JavaScript services this one replaces.
+extension JSONValue {
+    /// Appends the JSON text of this value to `buffer`: no whitespace, object members in
+    /// stored order, non-finite numbers as `null` (as JavaScript does).
+    public func encode(into buffer: inout [UInt8]) {
+        switch self {
+        case .null:
+            buffer.append(contentsOf: "null".utf8)
+        case let .bool(value):
+            buffer.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        case let .number(value):
+            JSONValue.encodeNumber(value, into: &buffer)
+        case let .string(value):
+            JSONValue.encodeString(value, into: &buffer)
+        case let .array(elements):
+            buffer.append(UInt8(ascii: "["))
+            var first = true
+            for element in elements {
+                if !first { buffer.append(UInt8(ascii: ",")) }
+                first = false
+                element.encode(into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "]"))
+        case let .object(object):
+            object.encode(into: &buffer)
+        }
+    }
+
+    /// The JSON text of this value, as `JSON.stringify` would write it.
+    public var jsonString: String {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64)
+        encode(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// Escapes `"`, `\` and the control characters below 0x20; `/`, DEL and non-ASCII
+    /// pass through unchanged, as in `JSON.stringify`.
+    static func encodeString(_ string: String, into buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "\""))
+        let utf8 = string.utf8
+        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            buffer.append(contentsOf: utf8)
+        } else {
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): buffer.append(contentsOf: #"\""#.utf8)
+                case UInt8(ascii: "\\"): buffer.append(contentsOf: #"\\"#.utf8)
+                case 0x08: buffer.append(contentsOf: #"\b"#.utf8)
+                case 0x0C: buffer.append(contentsOf: #"\f"#.utf8)
+                case 0x0A: buffer.append(contentsOf: #"\n"#.utf8)
+                case 0x0D: buffer.append(contentsOf: #"\r"#.utf8)
+                case 0x09: buffer.append(contentsOf: #"\t"#.utf8)
+                case ..<0x20:
+                    buffer.append(contentsOf: #"\u00"#.utf8)
+                    buffer.append(hexDigit(byte >> 4))
+                    buffer.append(hexDigit(byte & 0x0F))
+                default:
+                    buffer.append(byte)
+                }
+            }
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
+    /// Writes a number as ECMA-262 Number::toString does.
+    ///
+    /// Integral values below 2^53 in magnitude are printed directly: every integer there is
+    /// a double, so its own digits are the shortest that round-trip. Everything else takes
+    /// its shortest round-trip digits from `Double.description` and lays them out by
+    /// JavaScript's rules: plain notation for decimal exponents from -7 to 20, otherwise
+    /// `d.ddde+N` / `d.ddde-N`.
+    static func encodeNumber(_ value: Double, into buffer: inout [UInt8]) {
+        guard value.isFinite else {
+            buffer.append(contentsOf: "null".utf8)
+            return
+        }
+        if value.magnitude < 0x1p53, value == value.rounded(.towardZero) {
+            // -0 lands here too and prints as "0", as in JavaScript.
+            encodeInteger(Int64(value), into: &buffer)
+            return
+        }
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        encodeShortest(value.magnitude, into: &buffer)
+    }
+
+    private static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        var remaining = value.magnitude
+        let start = buffer.count
+        repeat {
+            buffer.append(UInt8(ascii: "0") + UInt8(remaining % 10))
+            remaining /= 10
+        } while remaining > 0
+        buffer[start...].reverse()
+    }
+
+    /// Re-lays out Swift's shortest digits of a positive finite `value`.
+    ///
+    /// `description` writes forms like "0.1", "9007199254740992.0", "1.2345678901234568e+20"
+    /// or "1e-07". With the significant digits d1…dk and the decimal exponent n such that
+    /// the value is 0.d1…dk × 10^n, JavaScript writes (ECMA-262 Number::toString, step 6-10):
+    /// - k ≤ n ≤ 21: the digits then n−k zeros;
+    /// - 0 < n ≤ 21: the digits with a point after n of them;
+    /// - −6 < n ≤ 0: "0." then −n zeros then the digits;
+    /// - otherwise d1[.d2…dk]e±(n−1).
+    private static func encodeShortest(_ value: Double, into buffer: inout [UInt8]) {
+        let start = buffer.count
+        var pointSeen = false
+        var digitsBeforePoint = 0
+        var leadingZeros = 0
+        var trailingZeros = 0
+        var exponent = 0
+        var exponentNegative = false
+        var inExponent = false
+
+        // One pass: copy significant digits to the buffer, note where the point was.
+        for byte in value.description.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if inExponent {
+                    exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
+                } else {
+                    if !pointSeen { digitsBeforePoint += 1 }
+                    if byte == UInt8(ascii: "0") && buffer.count == start {
+                        leadingZeros += 1
+                    } else {
+                        buffer.append(byte)
+                        trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
+                    }
+                }
+            case UInt8(ascii: "."):
+                pointSeen = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                inExponent = true
+            case UInt8(ascii: "-"):
+                exponentNegative = true
+            default:
+                break  // "+" of the exponent
+            }
+        }
+        buffer.removeLast(trailingZeros)
+
+        let k = buffer.count - start
+        let n = digitsBeforePoint - leadingZeros + (exponentNegative ? -exponent : exponent)
+        if k <= n && n <= 21 {
+            buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
+        } else if 0 < n && n <= 21 {
+            buffer.insert(UInt8(ascii: "."), at: start + n)
+        } else if -6 < n && n <= 0 {
+            buffer.insert(contentsOf: repeatElement(UInt8(ascii: "0"), count: 2 - n), at: start)
+            buffer[start + 1] = UInt8(ascii: ".")
+        } else {
+            if k > 1 { buffer.insert(UInt8(ascii: "."), at: start + 1) }
+            buffer.append(UInt8(ascii: "e"))
+            buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            encodeInteger(Int64((n - 1).magnitude), into: &buffer)
+        }
+    }
+}
+
+extension JSONObject {
+    /// Appends `{"key":value,…}` with members in stored order.
+    public func encode(into buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "{"))
+        var first = true
+        for (key, value) in self {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            JSONValue.encodeString(key, into: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            value.encode(into: &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
+    }
+}
