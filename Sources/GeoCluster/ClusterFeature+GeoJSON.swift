@@ -1,0 +1,96 @@
+/// GeoJSON and geojson-vt renderings of clustering answers, with supercluster's
+/// property names so that frontends written for supercluster work unchanged.
+extension ClusterFeature {
+    /// supercluster's `point_count_abbreviated`: the count itself below 1,000, then
+    /// "1.2k" style to one decimal below 10,000, then whole thousands ("12k").
+    public static func abbreviatedCount(_ count: Int) -> JSONValue {
+        if count >= 10_000 {
+            let thousands = RadiusClusterIndex.roundHalfUp(Double(count) / 1_000)
+            return .string("\(JSONValue.number(thousands).jsonString)k")
+        }
+        if count >= 1_000 {
+            let tenths = RadiusClusterIndex.roundHalfUp(Double(count) / 100) / 10
+            return .string("\(JSONValue.number(tenths).jsonString)k")
+        }
+        return .number(Double(count))
+    }
+
+    /// `cluster`, `cluster_id`, `point_count` and `point_count_abbreviated`, after any
+    /// `extra` properties (which they override on a name clash, as in supercluster).
+    public static func clusterProperties(id: Int, pointCount: Int, extra: JSONObject = JSONObject()) -> JSONObject {
+        var properties = extra
+        properties["cluster"] = .bool(true)
+        properties["cluster_id"] = .number(Double(id))
+        properties["point_count"] = .number(Double(pointCount))
+        properties["point_count_abbreviated"] = abbreviatedCount(pointCount)
+        return properties
+    }
+
+    /// This feature as a GeoJSON Feature. A cluster gets its id and supercluster's
+    /// properties (plus `extraClusterProperties`, e.g. aggregates); a single point is
+    /// whatever `point` returns for its input index (usually the stored input feature).
+    public func geoJSON(extraClusterProperties: JSONObject = JSONObject(),
+                        point: (_ index: Int) -> JSONValue) -> JSONValue {
+        switch kind {
+        case let .point(index):
+            return point(index)
+        case let .cluster(id, count):
+            return GeoJSON.pointFeature(
+                coordinate: coordinate,
+                properties: .object(Self.clusterProperties(id: id, pointCount: count, extra: extraClusterProperties)),
+                id: .number(Double(id)))
+        }
+    }
+}
+
+extension TileFeature {
+    /// This feature in geojson-vt's tile form (`type` 1 = point, pixel `geometry`,
+    /// `tags`), as supercluster's `getTile` returns it. `tags` and `id` are used for
+    /// single points; clusters get their own.
+    public func geoJSONVT(extraClusterProperties: JSONObject = JSONObject(),
+                          pointTags: JSONValue, pointID: JSONValue?) -> JSONValue {
+        var feature = JSONObject()
+        feature["type"] = 1
+        feature["geometry"] = .array([.array([.number(Double(pixelX)), .number(Double(pixelY))])])
+        switch kind {
+        case .point:
+            feature["tags"] = pointTags
+            if let pointID { feature["id"] = pointID }
+        case let .cluster(id, count):
+            feature["tags"] = .object(ClusterFeature.clusterProperties(id: id, pointCount: count,
+                                                                       extra: extraClusterProperties))
+            feature["id"] = .number(Double(id))
+        }
+        return .object(feature)
+    }
+}
+
+/// Small GeoJSON builders shared by every output path.
+public enum GeoJSON {
+    /// `{"type":"Feature","id":…,"properties":…,"geometry":{"type":"Point","coordinates":[lon,lat]}}`;
+    /// `id` is omitted when `nil`.
+    public static func pointFeature(coordinate: Coordinate, properties: JSONValue, id: JSONValue? = nil) -> JSONValue {
+        var feature = JSONObject()
+        feature["type"] = "Feature"
+        if let id { feature["id"] = id }
+        feature["properties"] = properties
+        feature["geometry"] = point(coordinate)
+        return .object(feature)
+    }
+
+    /// `{"type":"Point","coordinates":[lon,lat]}`.
+    public static func point(_ coordinate: Coordinate) -> JSONValue {
+        var geometry = JSONObject()
+        geometry["type"] = "Point"
+        geometry["coordinates"] = .array([.number(coordinate.longitude), .number(coordinate.latitude)])
+        return .object(geometry)
+    }
+
+    /// `{"type":"FeatureCollection","features":[…]}`.
+    public static func featureCollection(_ features: [JSONValue]) -> JSONValue {
+        var collection = JSONObject()
+        collection["type"] = "FeatureCollection"
+        collection["features"] = .array(features)
+        return .object(collection)
+    }
+}

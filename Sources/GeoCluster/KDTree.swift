@@ -1,0 +1,224 @@
+/// A static two-dimensional index: points kd-sorted in place in flat arrays.
+///
+/// The layout and every decision of the build and the queries follow kdbush 4.1 (the
+/// index inside supercluster) step for step, so that both return the same items in the
+/// same order; clustering results depend on that order. Coordinates are stored as
+/// `Float` (as kdbush does with `Float32Array`), which halves the memory and is what
+/// makes the two implementations' float rounding agree.
+///
+/// Invariants (checked by `_checkInvariants()`): positions `left...right` of every node
+/// larger than `nodeSize` are split around their middle `m = (left + right) / 2` on the
+/// node's axis (x at even depths, y at odd ones): nothing left of `m` is greater and
+/// nothing right of `m` is smaller than the item at `m`.
+public struct KDTree: Sendable {
+    /// Largest number of items searched linearly instead of being split further.
+    public let nodeSize: Int
+    /// The item (its position in the build input) at each sorted position.
+    public private(set) var ids: [UInt32]
+    /// Interleaved x, y of each sorted position.
+    public private(set) var coords: [Float]
+
+    /// Number of indexed items.
+    public var count: Int { ids.count }
+
+    /// Indexes the points `(x[i], y[i])`; the item ids reported by queries are the `i`.
+    /// - Precondition: `x.count == y.count`, fewer than 2^32 points, `nodeSize >= 1`.
+    public init(x: [Double], y: [Double], nodeSize: Int = 64) {
+        precondition(x.count == y.count, "x and y must have the same length")
+        precondition(x.count < Int(UInt32.max), "a KDTree holds fewer than 2^32 points")
+        precondition(nodeSize >= 1, "nodeSize must be at least 1")
+        self.nodeSize = nodeSize
+        let n = x.count
+        var ids = [UInt32](repeating: 0, count: n)
+        var coords = [Float](repeating: 0, count: 2 * n)
+        for i in 0..<n {
+            ids[i] = UInt32(i)
+            coords[2 * i] = Float(x[i])
+            coords[2 * i + 1] = Float(y[i])
+        }
+        var sorter = Sorter(ids: ids, coords: coords, nodeSize: nodeSize)
+        ids = []
+        coords = []
+        sorter.sort(left: 0, right: n - 1, axis: 0)
+        self.ids = sorter.ids
+        self.coords = sorter.coords
+    }
+
+    /// Appends to `result` the ids of all items with `minX <= x <= maxX` and
+    /// `minY <= y <= maxY`, in kdbush's traversal order.
+    public func range(minX: Double, minY: Double, maxX: Double, maxY: Double, into result: inout [UInt32]) {
+        var stack = TraversalStack()
+        stack.push(0, count - 1, 0)
+        while let (left, right, axis) = stack.pop() {
+            if right - left <= nodeSize {
+                if left <= right {
+                    for i in left...right {
+                        let x = Double(coords[2 * i])
+                        let y = Double(coords[2 * i + 1])
+                        if x >= minX && x <= maxX && y >= minY && y <= maxY { result.append(ids[i]) }
+                    }
+                }
+                continue
+            }
+            let m = (left + right) >> 1
+            let x = Double(coords[2 * m])
+            let y = Double(coords[2 * m + 1])
+            if x >= minX && x <= maxX && y >= minY && y <= maxY { result.append(ids[m]) }
+            if axis == 0 ? minX <= x : minY <= y {
+                stack.push(left, m - 1, 1 - axis)
+            }
+            if axis == 0 ? maxX >= x : maxY >= y {
+                stack.push(m + 1, right, 1 - axis)
+            }
+        }
+    }
+
+    /// Appends to `result` the ids of all items within Euclidean distance `radius`
+    /// (inclusive) of `(qx, qy)`, in kdbush's traversal order.
+    public func within(x qx: Double, y qy: Double, radius: Double, into result: inout [UInt32]) {
+        let r2 = radius * radius
+        var stack = TraversalStack()
+        stack.push(0, count - 1, 0)
+        while let (left, right, axis) = stack.pop() {
+            if right - left <= nodeSize {
+                if left <= right {
+                    for i in left...right {
+                        let dx = Double(coords[2 * i]) - qx
+                        let dy = Double(coords[2 * i + 1]) - qy
+                        if dx * dx + dy * dy <= r2 { result.append(ids[i]) }
+                    }
+                }
+                continue
+            }
+            let m = (left + right) >> 1
+            let x = Double(coords[2 * m])
+            let y = Double(coords[2 * m + 1])
+            let dx = x - qx
+            let dy = y - qy
+            if dx * dx + dy * dy <= r2 { result.append(ids[m]) }
+            if axis == 0 ? qx - radius <= x : qy - radius <= y {
+                stack.push(left, m - 1, 1 - axis)
+            }
+            if axis == 0 ? qx + radius >= x : qy + radius >= y {
+                stack.push(m + 1, right, 1 - axis)
+            }
+        }
+    }
+
+    /// Convenience forms that return a new array.
+    public func range(minX: Double, minY: Double, maxX: Double, maxY: Double) -> [UInt32] {
+        var result: [UInt32] = []
+        range(minX: minX, minY: minY, maxX: maxX, maxY: maxY, into: &result)
+        return result
+    }
+
+    public func within(x: Double, y: Double, radius: Double) -> [UInt32] {
+        var result: [UInt32] = []
+        within(x: x, y: y, radius: radius, into: &result)
+        return result
+    }
+
+    /// Verifies the kd-order invariant and that `ids` is a permutation; for tests.
+    public func _checkInvariants() -> Bool {
+        var seen = [Bool](repeating: false, count: count)
+        for id in ids {
+            guard Int(id) < count, !seen[Int(id)] else { return false }
+            seen[Int(id)] = true
+        }
+        return checkNode(left: 0, right: count - 1, axis: 0)
+    }
+
+    private func checkNode(left: Int, right: Int, axis: Int) -> Bool {
+        if right - left <= nodeSize { return true }
+        let m = (left + right) >> 1
+        let pivot = coords[2 * m + axis]
+        for i in left..<m where coords[2 * i + axis] > pivot { return false }
+        for i in (m + 1)...right where coords[2 * i + axis] < pivot { return false }
+        return checkNode(left: left, right: m - 1, axis: 1 - axis)
+            && checkNode(left: m + 1, right: right, axis: 1 - axis)
+    }
+}
+
+/// The pending nodes of a depth-first traversal, on the stack frame: a node pushes at
+/// most its two halves, so depth + 1 entries suffice, and depth stays below 40 for any
+/// tree with fewer than 2^32 items.
+private struct TraversalStack {
+    private var storage = InlineArray<120, Int32>(repeating: 0)
+    private var top = 0
+
+    @inline(__always)
+    mutating func push(_ left: Int, _ right: Int, _ axis: Int) {
+        storage[top] = Int32(truncatingIfNeeded: left)
+        storage[top + 1] = Int32(truncatingIfNeeded: right)
+        storage[top + 2] = Int32(truncatingIfNeeded: axis)
+        top += 3
+    }
+
+    @inline(__always)
+    mutating func pop() -> (Int, Int, Int)? {
+        guard top > 0 else { return nil }
+        top -= 3
+        return (Int(storage[top]), Int(storage[top + 1]), Int(storage[top + 2]))
+    }
+}
+
+/// The kd-sort of kdbush: recursive median split with Floyd-Rivest selection.
+private struct Sorter {
+    var ids: [UInt32]
+    var coords: [Float]
+    let nodeSize: Int
+
+    mutating func sort(left: Int, right: Int, axis: Int) {
+        if right - left <= nodeSize { return }
+        let m = (left + right) >> 1
+        select(k: m, left: left, right: right, axis: axis)
+        sort(left: left, right: m - 1, axis: 1 - axis)
+        sort(left: m + 1, right: right, axis: 1 - axis)
+    }
+
+    /// Rearranges `left...right` so that position `k` holds the item that belongs there
+    /// in sorted order on `axis`, smaller-or-equal items before it, greater-or-equal after.
+    mutating func select(k: Int, left: Int, right: Int, axis: Int) {
+        var left = left
+        var right = right
+        while right > left {
+            if right - left > 600 {
+                let n = Double(right - left + 1)
+                let m = Double(k - left + 1)
+                let z = CMath.log(n)
+                let s = 0.5 * CMath.exp(2 * z / 3)
+                let sd = 0.5 * (z * s * (n - s) / n).squareRoot() * (m - n / 2 < 0 ? -1 : 1)
+                let newLeft = max(left, Int((Double(k) - m * s / n + sd).rounded(.down)))
+                let newRight = min(right, Int((Double(k) + (n - m) * s / n + sd).rounded(.down)))
+                select(k: k, left: newLeft, right: newRight, axis: axis)
+            }
+            let t = coords[2 * k + axis]
+            var i = left
+            var j = right
+            swapItems(left, k)
+            if coords[2 * right + axis] > t { swapItems(left, right) }
+            while i < j {
+                swapItems(i, j)
+                i += 1
+                j -= 1
+                while coords[2 * i + axis] < t { i += 1 }
+                while coords[2 * j + axis] > t { j -= 1 }
+            }
+            if coords[2 * left + axis] == t {
+                swapItems(left, j)
+            } else {
+                j += 1
+                swapItems(j, right)
+            }
+            if j <= k { left = j + 1 }
+            if k <= j { right = j - 1 }
+        }
+    }
+
+    @inline(__always)
+    mutating func swapItems(_ i: Int, _ j: Int) {
+        ids.swapAt(i, j)
+        coords.swapAt(2 * i, 2 * j)
+        coords.swapAt(2 * i + 1, 2 * j + 1)
+    }
+}

@@ -1,0 +1,460 @@
+/// The `radius` clustering algorithm: a hierarchy of greedy clusterings, one per zoom,
+/// built once and then read concurrently without locks (the value is immutable).
+///
+/// Output is identical to mapbox/supercluster 8.0.1 for the same input and options:
+/// the same greedy order, the same cluster ids, the same `Float` rounding of projected
+/// positions and the same kd-tree result order. Cluster ids are addresses:
+/// `(originIndex << 5) + (zoom + 1) + pointCount`, where `originIndex` is the position
+/// of the cluster's first item in the level one zoom deeper, so no id table is kept.
+public struct RadiusClusterIndex: Sendable {
+    public let options: RadiusClusterOptions
+
+    /// Input positions, unrounded, for single-point output.
+    private let longitudes: [Double]
+    private let latitudes: [Double]
+    /// `levels[z - minZoom]` holds the items at zoom `z`, for `z` in `minZoom...maxZoom + 1`;
+    /// the last level holds every input point.
+    private let levels: [Level]
+
+    /// Number of input entries, positioned or not; cluster ids are numbered after them.
+    public var pointCount: Int { longitudes.count }
+
+    /// Builds the hierarchy. Every coordinate is validated first (finite, within
+    /// [-180, 180] x [-90, 90]); the error names the index of the first bad one.
+    public init(coordinates: [Coordinate], options: RadiusClusterOptions = .init()) throws(GeoClusterError) {
+        var unused: [Never] = []
+        try self.init(coordinates: coordinates.map(Optional.some), options: options, aggregation: nil,
+                      aggregates: &unused)
+    }
+
+    /// Builds the hierarchy over entries of which some have no position (GeoJSON features
+    /// with a null geometry). Those are never clustered or returned but keep their place
+    /// in the numbering, as in supercluster, so that cluster ids agree with its ids.
+    public init(coordinates: [Coordinate?], options: RadiusClusterOptions = .init()) throws(GeoClusterError) {
+        var unused: [Never] = []
+        try self.init(coordinates: coordinates, options: options, aggregation: nil, aggregates: &unused)
+    }
+
+    /// Builds the hierarchy and computes one aggregate per cluster, like supercluster's
+    /// `map`/`reduce`. Features of clusters carry the index of their aggregate.
+    public static func build<Value: Sendable>(
+        coordinates: [Coordinate?], options: RadiusClusterOptions = .init(),
+        aggregation: ClusterAggregation<Value>
+    ) throws(GeoClusterError) -> (index: RadiusClusterIndex, aggregates: [Value]) {
+        var aggregates: [Value] = []
+        let index = try RadiusClusterIndex(coordinates: coordinates, options: options,
+                                           aggregation: aggregation, aggregates: &aggregates)
+        return (index, aggregates)
+    }
+
+    private init<Value: Sendable>(
+        coordinates: [Coordinate?], options: RadiusClusterOptions,
+        aggregation: ClusterAggregation<Value>?, aggregates: inout [Value]
+    ) throws(GeoClusterError) {
+        try options.validate()
+        let n = coordinates.count
+        var longitudes = [Double](repeating: .nan, count: n)
+        var latitudes = [Double](repeating: .nan, count: n)
+        var top = LevelData(capacity: n, aggregating: aggregation != nil)
+        for (i, c) in coordinates.enumerated() {
+            guard let c else { continue }
+            let valid = try Coordinate.validated(longitude: c.longitude, latitude: c.latitude, index: i)
+            longitudes[i] = valid.longitude
+            latitudes[i] = valid.latitude
+            top.append(x: Double(Float(WebMercator.x(longitude: valid.longitude))),
+                       y: Double(Float(WebMercator.y(latitude: valid.latitude))),
+                       sourceID: i, pointCount: 1, aggregateIndex: -1)
+        }
+        var builder = Builder(options: options, inputCount: n, aggregation: aggregation)
+        var upper = Level(data: top, nodeSize: options.nodeSize)
+        var descending: [Level] = []
+        descending.reserveCapacity(options.maxZoom - options.minZoom + 2)
+        for zoom in stride(from: options.maxZoom, through: options.minZoom, by: -1) {
+            let lower = builder.cluster(&upper, zoom: zoom, aggregates: &aggregates)
+            descending.append(upper)
+            upper = Level(data: lower, nodeSize: options.nodeSize)
+        }
+        descending.append(upper)
+        self.options = options
+        self.longitudes = longitudes
+        self.latitudes = latitudes
+        self.levels = descending.reversed()
+    }
+
+    // MARK: Queries
+
+    /// Clusters and single points inside `bbox` at `zoom` (fractional zooms floor;
+    /// zooms outside `minZoom...maxZoom + 1` clamp to it). A box crossing the antimeridian
+    /// returns its eastern part first.
+    public func clusters(in bbox: BoundingBox, zoom: Double) throws(GeoClusterError) -> [ClusterFeature] {
+        var result: [ClusterFeature] = []
+        try clusters(in: bbox, zoom: zoom, into: &result)
+        return result
+    }
+
+    /// As ``clusters(in:zoom:)``, appending to `result` so a caller can reuse its buffer.
+    public func clusters(in bbox: BoundingBox, zoom: Double, into result: inout [ClusterFeature]) throws(GeoClusterError) {
+        let level = levels[try levelIndex(zoom: zoom)]
+        var ids: [UInt32] = []
+        for span in bbox.spans {
+            ids.removeAll(keepingCapacity: true)
+            level.tree.range(minX: WebMercator.x(longitude: span.west), minY: WebMercator.y(latitude: span.north),
+                             maxX: WebMercator.x(longitude: span.east), maxY: WebMercator.y(latitude: span.south),
+                             into: &ids)
+            result.reserveCapacity(result.count + ids.count)
+            for id in ids { result.append(feature(level, Int(id))) }
+        }
+    }
+
+    /// The items of one tile, with supercluster's geometry: pixel positions relative to
+    /// the tile, a buffer of `radius` pixels around it, and copies of the items near the
+    /// antimeridian in the first and last tile columns.
+    public func tile(_ address: TileAddress) throws(GeoClusterError) -> [TileFeature] {
+        let level = levels[try levelIndex(zoom: Double(address.z))]
+        let z2 = Double(address.tilesPerAxis)
+        let p = options.radiusPixels / Double(options.extent)
+        let x = Double(address.x)
+        let y = Double(address.y)
+        let top = (y - p) / z2
+        let bottom = (y + 1 + p) / z2
+        var result: [TileFeature] = []
+        var ids: [UInt32] = []
+        level.tree.range(minX: (x - p) / z2, minY: top, maxX: (x + 1 + p) / z2, maxY: bottom, into: &ids)
+        appendTileFeatures(level, ids, originX: x, originY: y, z2: z2, into: &result)
+        if address.x == 0 {
+            ids.removeAll(keepingCapacity: true)
+            level.tree.range(minX: 1 - p / z2, minY: top, maxX: 1, maxY: bottom, into: &ids)
+            appendTileFeatures(level, ids, originX: z2, originY: y, z2: z2, into: &result)
+        }
+        if address.x == address.tilesPerAxis - 1 {
+            ids.removeAll(keepingCapacity: true)
+            level.tree.range(minX: 0, minY: top, maxX: p / z2, maxY: bottom, into: &ids)
+            appendTileFeatures(level, ids, originX: -1, originY: y, z2: z2, into: &result)
+        }
+        return result
+    }
+
+    /// The items one zoom deeper that a cluster splits into.
+    public func children(of clusterID: Int) throws(GeoClusterError) -> [ClusterFeature] {
+        let (levelIndex, originIndex) = try origin(of: clusterID)
+        let level = levels[levelIndex]
+        let originZoom = levelIndex + options.minZoom
+        let r = options.radiusPixels / (Double(options.extent) * Self.exp2(originZoom - 1))
+        var ids: [UInt32] = []
+        level.tree.within(x: level.data.x[originIndex], y: level.data.y[originIndex], radius: r, into: &ids)
+        var children: [ClusterFeature] = []
+        for id in ids where level.data.parentID[Int(id)] == clusterID {
+            children.append(feature(level, Int(id)))
+        }
+        guard !children.isEmpty else { throw .unknownCluster(id: clusterID) }
+        return children
+    }
+
+    /// A page of the input points inside a cluster: `limit` points after skipping
+    /// `offset`, in supercluster's order (depth first through the children).
+    public func leaves(of clusterID: Int, limit: Int = 10, offset: Int = 0) throws(GeoClusterError) -> LeavesPage {
+        guard limit >= 0 else { throw .invalidPagination(reason: "limit must not be negative, got \(limit)") }
+        guard offset >= 0 else { throw .invalidPagination(reason: "offset must not be negative, got \(offset)") }
+        let children = try children(of: clusterID)
+        let total = children.reduce(0) { $0 + $1.pointCount }
+        var result: [Int] = []
+        if limit > 0 {
+            result.reserveCapacity(min(limit, total))
+            _ = try appendLeaves(children, limit: limit, offset: offset, skipped: 0, into: &result)
+        }
+        return LeavesPage(pointIndices: result, total: total)
+    }
+
+    /// The zoom at which a cluster first splits into more than one item, the zoom a map
+    /// should move to when the cluster is tapped.
+    public func expansionZoom(of clusterID: Int) throws(GeoClusterError) -> Int {
+        var id = clusterID
+        var expansionZoom = try origin(of: id).levelIndex + options.minZoom - 1
+        while expansionZoom <= options.maxZoom {
+            let children = try children(of: id)
+            expansionZoom += 1
+            guard children.count == 1, let next = children[0].clusterID else { break }
+            id = next
+        }
+        return expansionZoom
+    }
+
+    /// Number of items (clusters and single points) at a zoom over the whole world.
+    public func itemCount(zoom: Double) throws(GeoClusterError) -> Int {
+        levels[try levelIndex(zoom: zoom)].data.count
+    }
+
+    // MARK: Internals
+
+    /// Which level answers a zoom: floor, then clamp to `minZoom...maxZoom + 1`.
+    private func levelIndex(zoom: Double) throws(GeoClusterError) -> Int {
+        guard zoom.isFinite else { throw .invalidZoom(value: zoom, reason: "is not a finite number") }
+        let clamped = max(Double(options.minZoom), min(zoom.rounded(.down), Double(options.maxZoom + 1)))
+        return Int(clamped) - options.minZoom
+    }
+
+    /// Decodes a cluster id into the level and position of the item it originated from.
+    private func origin(of clusterID: Int) throws(GeoClusterError) -> (levelIndex: Int, originIndex: Int) {
+        let offset = clusterID - pointCount
+        guard clusterID >= 0, offset >= 0 else { throw .unknownCluster(id: clusterID) }
+        let originZoom = offset & 31
+        let originIndex = offset >> 5
+        guard originZoom > options.minZoom, originZoom <= options.maxZoom + 1 else {
+            throw .unknownCluster(id: clusterID)
+        }
+        let levelIndex = originZoom - options.minZoom
+        guard originIndex < levels[levelIndex].data.count else { throw .unknownCluster(id: clusterID) }
+        return (levelIndex, originIndex)
+    }
+
+    private func feature(_ level: Level, _ i: Int) -> ClusterFeature {
+        let data = level.data
+        let count = Int(data.pointCount[i])
+        if count > 1 {
+            return ClusterFeature(
+                kind: .cluster(id: data.sourceID[i], pointCount: count),
+                coordinate: Coordinate(longitude: WebMercator.longitude(x: data.x[i]),
+                                       latitude: WebMercator.latitude(y: data.y[i])),
+                aggregateIndex: data.aggregateIndex(at: i))
+        }
+        let index = data.sourceID[i]
+        return ClusterFeature(kind: .point(index: index),
+                              coordinate: Coordinate(longitude: longitudes[index], latitude: latitudes[index]))
+    }
+
+    private func appendTileFeatures(_ level: Level, _ ids: [UInt32], originX: Double, originY: Double,
+                                    z2: Double, into result: inout [TileFeature]) {
+        let extent = Double(options.extent)
+        let data = level.data
+        for id in ids {
+            let i = Int(id)
+            let count = Int(data.pointCount[i])
+            let kind: ClusterFeature.Kind
+            let px: Double
+            let py: Double
+            if count > 1 {
+                kind = .cluster(id: data.sourceID[i], pointCount: count)
+                px = data.x[i]
+                py = data.y[i]
+            } else {
+                let index = data.sourceID[i]
+                kind = .point(index: index)
+                px = WebMercator.x(longitude: longitudes[index])
+                py = WebMercator.y(latitude: latitudes[index])
+            }
+            result.append(TileFeature(
+                kind: kind,
+                pixelX: Int(Self.roundHalfUp(extent * (px * z2 - originX))),
+                pixelY: Int(Self.roundHalfUp(extent * (py * z2 - originY))),
+                aggregateIndex: count > 1 ? data.aggregateIndex(at: i) : nil))
+        }
+    }
+
+    /// Depth-first leaf collection of supercluster's `_appendLeaves`; returns the
+    /// number of points skipped so far.
+    private func appendLeaves(_ children: [ClusterFeature], limit: Int, offset: Int, skipped: Int,
+                              into result: inout [Int]) throws(GeoClusterError) -> Int {
+        var skipped = skipped
+        for child in children {
+            switch child.kind {
+            case let .cluster(id, count):
+                if skipped + count <= offset {
+                    skipped += count
+                } else {
+                    skipped = try appendLeaves(try self.children(of: id), limit: limit, offset: offset,
+                                               skipped: skipped, into: &result)
+                }
+            case let .point(index):
+                if skipped < offset {
+                    skipped += 1
+                } else {
+                    result.append(index)
+                }
+            }
+            if result.count == limit { break }
+        }
+        return skipped
+    }
+
+    /// Rounds halves towards positive infinity, as JavaScript's `Math.round` does.
+    @inline(__always)
+    static func roundHalfUp(_ value: Double) -> Double {
+        let floor = value.rounded(.down)
+        return value - floor >= 0.5 ? floor + 1 : floor
+    }
+
+    @inline(__always)
+    static func exp2(_ zoom: Int) -> Double {
+        zoom >= 0 ? Double(1 << zoom) : 1 / Double(1 << -zoom)
+    }
+
+    /// Verifies the hierarchy's invariants; for tests. Every level accounts for every
+    /// input point exactly once, each kd-tree is well formed, and each merged item's
+    /// parent is a cluster of the level below.
+    public func _checkInvariants() -> Bool {
+        let positioned = longitudes.reduce(0) { $1.isNaN ? $0 : $0 + 1 }
+        for (offset, level) in levels.enumerated() {
+            guard level.tree._checkInvariants(), level.tree.count == level.data.count else { return false }
+            var total = 0
+            for count in level.data.pointCount { total += Int(count) }
+            guard total == positioned else { return false }
+            if offset > 0 {
+                let clusterIDs = Set(levels[offset - 1].data.sourceID.indices.compactMap { i in
+                    levels[offset - 1].data.pointCount[i] > 1 ? levels[offset - 1].data.sourceID[i] : nil
+                })
+                for parent in level.data.parentID where parent != -1 && !clusterIDs.contains(parent) {
+                    return false
+                }
+            }
+        }
+        return true
+    }
+}
+
+// MARK: - Storage
+
+/// The items of one zoom, struct-of-arrays in build order (the order cluster ids refer to).
+struct LevelData: Sendable {
+    /// Projected position in [0, 1]: `Float`-rounded for input points, exact centres for clusters.
+    var x: [Double] = []
+    var y: [Double] = []
+    /// Input index of a single point, cluster id of a cluster.
+    var sourceID: [Int] = []
+    /// Id of the cluster this item merged into one zoom up, or -1.
+    var parentID: [Int] = []
+    /// Number of input points; more than 1 marks a cluster.
+    var pointCount: [UInt32] = []
+    /// Aggregate of each cluster (-1 for points); empty when the build has no aggregation.
+    var aggregates: [Int32] = []
+    let aggregating: Bool
+
+    init(capacity: Int, aggregating: Bool) {
+        self.aggregating = aggregating
+        x.reserveCapacity(capacity)
+        y.reserveCapacity(capacity)
+        sourceID.reserveCapacity(capacity)
+        parentID.reserveCapacity(capacity)
+        pointCount.reserveCapacity(capacity)
+        if aggregating { aggregates.reserveCapacity(capacity) }
+    }
+
+    var count: Int { x.count }
+
+    @inline(__always)
+    mutating func append(x: Double, y: Double, sourceID: Int, pointCount: Int, aggregateIndex: Int) {
+        self.x.append(x)
+        self.y.append(y)
+        self.sourceID.append(sourceID)
+        self.parentID.append(-1)
+        self.pointCount.append(UInt32(pointCount))
+        if aggregating { aggregates.append(Int32(aggregateIndex)) }
+    }
+
+    @inline(__always)
+    mutating func appendCopy(of other: LevelData, at i: Int) {
+        append(x: other.x[i], y: other.y[i], sourceID: other.sourceID[i], pointCount: Int(other.pointCount[i]),
+               aggregateIndex: aggregating ? Int(other.aggregates[i]) : -1)
+    }
+
+    @inline(__always)
+    func aggregateIndex(at i: Int) -> Int? {
+        guard aggregating else { return nil }
+        let value = aggregates[i]
+        return value >= 0 ? Int(value) : nil
+    }
+}
+
+struct Level: Sendable {
+    var data: LevelData
+    let tree: KDTree
+
+    init(data: LevelData, nodeSize: Int) {
+        self.data = data
+        self.tree = KDTree(x: data.x, y: data.y, nodeSize: nodeSize)
+    }
+}
+
+/// The greedy clustering of one zoom, supercluster's `_cluster`.
+private struct Builder<Value: Sendable> {
+    let options: RadiusClusterOptions
+    let inputCount: Int
+    let aggregation: ClusterAggregation<Value>?
+    var neighbors: [UInt32] = []
+    var visited: [Bool] = []
+
+    init(options: RadiusClusterOptions, inputCount: Int, aggregation: ClusterAggregation<Value>?) {
+        self.options = options
+        self.inputCount = inputCount
+        self.aggregation = aggregation
+    }
+
+    /// Clusters the items of `upper` (zoom + 1) into the items of `zoom`, recording in
+    /// `upper` which cluster each merged item went into.
+    mutating func cluster(_ upper: inout Level, zoom: Int, aggregates: inout [Value]) -> LevelData {
+        let r = options.radiusPixels / (Double(options.extent) * RadiusClusterIndex.exp2(zoom))
+        let count = upper.data.count
+        visited.removeAll(keepingCapacity: true)
+        visited.append(contentsOf: repeatElement(false, count: count))
+        var next = LevelData(capacity: count, aggregating: aggregation != nil)
+
+        for i in 0..<count where !visited[i] {
+            visited[i] = true
+            let x = upper.data.x[i]
+            let y = upper.data.y[i]
+            neighbors.removeAll(keepingCapacity: true)
+            upper.tree.within(x: x, y: y, radius: r, into: &neighbors)
+
+            let originCount = Int(upper.data.pointCount[i])
+            var numPoints = originCount
+            for k in neighbors where !visited[Int(k)] {
+                numPoints += Int(upper.data.pointCount[Int(k)])
+            }
+
+            if numPoints > originCount && numPoints >= options.minPoints {
+                var wx = x * Double(originCount)
+                var wy = y * Double(originCount)
+                let id = (i << 5) + (zoom + 1) + inputCount
+                var aggregateIndex = -1
+                for neighbor in neighbors {
+                    let k = Int(neighbor)
+                    if visited[k] { continue }
+                    visited[k] = true
+                    let weight = Double(upper.data.pointCount[k])
+                    wx += upper.data.x[k] * weight
+                    wy += upper.data.y[k] * weight
+                    upper.data.parentID[k] = id
+                    if let aggregation {
+                        if aggregateIndex == -1 {
+                            aggregateIndex = aggregates.count
+                            aggregates.append(value(of: upper.data, at: i, aggregation, aggregates))
+                        }
+                        let childValue = value(of: upper.data, at: k, aggregation, aggregates)
+                        aggregation.reduce(&aggregates[aggregateIndex], childValue)
+                    }
+                }
+                upper.data.parentID[i] = id
+                next.append(x: wx / Double(numPoints), y: wy / Double(numPoints), sourceID: id,
+                            pointCount: numPoints, aggregateIndex: aggregateIndex)
+            } else {
+                next.appendCopy(of: upper.data, at: i)
+                if numPoints > 1 {
+                    for neighbor in neighbors {
+                        let k = Int(neighbor)
+                        if visited[k] { continue }
+                        visited[k] = true
+                        next.appendCopy(of: upper.data, at: k)
+                    }
+                }
+            }
+        }
+        return next
+    }
+
+    private func value(of data: LevelData, at i: Int, _ aggregation: ClusterAggregation<Value>,
+                       _ aggregates: [Value]) -> Value {
+        if data.pointCount[i] > 1 {
+            return aggregates[Int(data.aggregates[i])]
+        }
+        return aggregation.map(data.sourceID[i])
+    }
+}

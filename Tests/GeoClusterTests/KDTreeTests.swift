@@ -1,0 +1,97 @@
+import Testing
+@testable import GeoCluster
+
+/// Every query is checked against a brute-force scan of the same Float-rounded points.
+struct KDTreeTests {
+    private func bruteRange(_ xs: [Double], _ ys: [Double], _ minX: Double, _ minY: Double,
+                            _ maxX: Double, _ maxY: Double) -> [UInt32] {
+        xs.indices.filter { i in
+            let x = Double(Float(xs[i])), y = Double(Float(ys[i]))
+            return x >= minX && x <= maxX && y >= minY && y <= maxY
+        }.map { UInt32($0) }
+    }
+
+    private func bruteWithin(_ xs: [Double], _ ys: [Double], _ qx: Double, _ qy: Double, _ r: Double) -> [UInt32] {
+        xs.indices.filter { i in
+            let dx = Double(Float(xs[i])) - qx, dy = Double(Float(ys[i])) - qy
+            return dx * dx + dy * dy <= r * r
+        }.map { UInt32($0) }
+    }
+
+    private func checkQueries(xs: [Double], ys: [Double], nodeSize: Int, seed: UInt64, queries: Int = 150) {
+        var random = SeededRandom(seed: seed)
+        let tree = KDTree(x: xs, y: ys, nodeSize: nodeSize)
+        #expect(tree._checkInvariants())
+        for _ in 0..<queries {
+            let a = random.unit(), b = random.unit(), c = random.unit(), d = random.unit()
+            let (minX, maxX) = (min(a, b), max(a, b))
+            let (minY, maxY) = (min(c, d), max(c, d))
+            let found = tree.range(minX: minX, minY: minY, maxX: maxX, maxY: maxY)
+            #expect(found.sorted() == bruteRange(xs, ys, minX, minY, maxX, maxY))
+            #expect(Set(found).count == found.count, "range reports an item once")
+
+            let qx = random.unit(), qy = random.unit(), r = random.between(0, 0.2)
+            let near = tree.within(x: qx, y: qy, radius: r)
+            #expect(near.sorted() == bruteWithin(xs, ys, qx, qy, r))
+        }
+    }
+
+    @Test(arguments: [1, 4, 64])
+    func uniformPointsMatchBruteForce(nodeSize: Int) {
+        var random = SeededRandom(seed: 42)
+        let xs = (0..<5_000).map { _ in random.unit() }
+        let ys = (0..<5_000).map { _ in random.unit() }
+        checkQueries(xs: xs, ys: ys, nodeSize: nodeSize, seed: 7)
+    }
+
+    @Test func pointsOnTheEdgesOfTheSquareMatchBruteForce() {
+        // The poles project to y = 0 and y = 1, the antimeridian to x = 0 and x = 1.
+        var random = SeededRandom(seed: 3)
+        var xs: [Double] = [], ys: [Double] = []
+        for i in 0..<3_000 {
+            switch i % 4 {
+            case 0: xs.append(0); ys.append(random.unit())
+            case 1: xs.append(1); ys.append(random.unit())
+            case 2: xs.append(random.unit()); ys.append(0)
+            default: xs.append(random.unit()); ys.append(1)
+            }
+        }
+        checkQueries(xs: xs, ys: ys, nodeSize: 16, seed: 11)
+        let tree = KDTree(x: xs, y: ys, nodeSize: 16)
+        #expect(tree.range(minX: 0, minY: 0, maxX: 0, maxY: 1).count == 750)
+        #expect(tree.range(minX: 0, minY: 1, maxX: 1, maxY: 1).count == 750)
+    }
+
+    @Test func tenThousandPointsOnOneSpot() {
+        var xs = [Double](repeating: 0.8, count: 10_000)
+        var ys = [Double](repeating: 0.3, count: 10_000)
+        var random = SeededRandom(seed: 5)
+        for _ in 0..<500 { xs.append(random.unit()); ys.append(random.unit()) }
+        let tree = KDTree(x: xs, y: ys, nodeSize: 64)
+        #expect(tree._checkInvariants())
+        // Stored coordinates are Float, so the exact spot is the Float-rounded one.
+        let (sx, sy) = (Double(Float(0.8)), Double(Float(0.3)))
+        let spot = tree.within(x: sx, y: sy, radius: 0)
+        #expect(spot.filter { $0 < 10_000 }.count == 10_000)
+        #expect(spot.sorted() == bruteWithin(xs, ys, sx, sy, 0))
+        checkQueries(xs: xs, ys: ys, nodeSize: 64, seed: 9, queries: 60)
+    }
+
+    @Test func emptyAndSingleItemTrees() {
+        let empty = KDTree(x: [], y: [])
+        #expect(empty.range(minX: 0, minY: 0, maxX: 1, maxY: 1).isEmpty)
+        #expect(empty.within(x: 0.5, y: 0.5, radius: 1).isEmpty)
+        let one = KDTree(x: [0.25], y: [0.75])
+        #expect(one.range(minX: 0, minY: 0, maxX: 1, maxY: 1) == [0])
+        #expect(one.range(minX: 0.3, minY: 0, maxX: 1, maxY: 1).isEmpty)
+        #expect(one.within(x: 0.25, y: 0.75, radius: 0) == [0])
+    }
+
+    @Test func appendingQueriesKeepEarlierResults() {
+        let tree = KDTree(x: [0.1, 0.2, 0.9], y: [0.1, 0.2, 0.9])
+        var result: [UInt32] = [99]
+        tree.range(minX: 0, minY: 0, maxX: 0.5, maxY: 0.5, into: &result)
+        #expect(result.first == 99)
+        #expect(result.dropFirst().sorted() == [0, 1])
+    }
+}

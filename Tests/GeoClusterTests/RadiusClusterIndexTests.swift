@@ -1,0 +1,221 @@
+import Testing
+@testable import GeoCluster
+
+/// Behaviour of the radius algorithm that does not depend on outside fixtures.
+struct RadiusClusterIndexTests {
+    private static func randomCoordinates(_ count: Int, seed: UInt64,
+                                          lon: ClosedRange<Double> = -180...180,
+                                          lat: ClosedRange<Double> = -85...85) -> [Coordinate] {
+        var random = SeededRandom(seed: seed)
+        return (0..<count).map { _ in
+            Coordinate(longitude: random.between(lon.lowerBound, lon.upperBound),
+                       latitude: random.between(lat.lowerBound, lat.upperBound))
+        }
+    }
+
+    private static let world = BoundingBox.world
+
+    @Test func emptyInputAnswersEmptyEverywhere() throws {
+        let index = try RadiusClusterIndex(coordinates: [])
+        for zoom in 0...17 {
+            #expect(try index.clusters(in: Self.world, zoom: Double(zoom)).isEmpty)
+        }
+        #expect(try index.tile(TileAddress(z: 0, x: 0, y: 0)).isEmpty)
+        #expect(throws: GeoClusterError.unknownCluster(id: 1)) { try index.children(of: 1) }
+        #expect(index._checkInvariants())
+    }
+
+    @Test func onePointIsReturnedUnchangedAtEveryZoom() throws {
+        let seoul = Coordinate(longitude: 126.9707, latitude: 37.5547)
+        let index = try RadiusClusterIndex(coordinates: [seoul])
+        for zoom in 0...20 {
+            let features = try index.clusters(in: Self.world, zoom: Double(zoom))
+            #expect(features == [ClusterFeature(kind: .point(index: 0), coordinate: seoul)])
+        }
+        let tile = try index.tile(TileAddress.containing(seoul, zoom: 12))
+        #expect(tile.count == 1)
+        #expect(tile.first.map { (0..<512).contains($0.pixelX) && (0..<512).contains($0.pixelY) } == true)
+    }
+
+    @Test func tenThousandPointsOnOneSpotFormOneCluster() throws {
+        let spot = Coordinate(longitude: 127.0276, latitude: 37.4979)
+        let index = try RadiusClusterIndex(coordinates: Array(repeating: spot, count: 10_000))
+        #expect(index._checkInvariants())
+        for zoom in 0...16 {
+            let features = try index.clusters(in: Self.world, zoom: Double(zoom))
+            #expect(features.count == 1)
+            #expect(features.first?.pointCount == 10_000)
+            if let c = features.first?.coordinate {
+                #expect(abs(c.longitude - spot.longitude) < 1e-5 && abs(c.latitude - spot.latitude) < 1e-5)
+            }
+        }
+        #expect(try index.clusters(in: Self.world, zoom: 17).count == 10_000)
+        let top = try #require(try index.clusters(in: Self.world, zoom: 0).first?.clusterID)
+        #expect(try index.expansionZoom(of: top) == 17)
+        #expect(ClusterFeature.abbreviatedCount(10_000) == .string("10k"))
+
+        // Paging through all leaves yields every point exactly once.
+        var seen = Set<Int>()
+        var offset = 0
+        while true {
+            let page = try index.leaves(of: top, limit: 999, offset: offset)
+            #expect(page.total == 10_000)
+            if page.pointIndices.isEmpty { break }
+            seen.formUnion(page.pointIndices)
+            offset += page.pointIndices.count
+        }
+        #expect(seen == Set(0..<10_000))
+    }
+
+    @Test func duplicatePointsSplitOnlyAboveMaxZoom() throws {
+        let a = Coordinate(longitude: 10, latitude: 10)
+        let b = Coordinate(longitude: -70, latitude: -30)
+        let index = try RadiusClusterIndex(coordinates: [a, a, b, a, b])
+        let atMax = try index.clusters(in: Self.world, zoom: 16)
+        #expect(atMax.map(\.pointCount).sorted() == [2, 3])
+        let above = try index.clusters(in: Self.world, zoom: 17)
+        #expect(above.compactMap(\.pointIndex).sorted() == [0, 1, 2, 3, 4])
+    }
+
+    @Test func antimeridianQueriesEqualTheUnionOfTheirHalves() throws {
+        var coordinates = Self.randomCoordinates(3_000, seed: 21, lon: 160...180)
+        coordinates += Self.randomCoordinates(3_000, seed: 22, lon: -180 ... -160)
+        let index = try RadiusClusterIndex(coordinates: coordinates)
+        for zoom in [0.0, 2, 4, 6, 9, 17] {
+            let crossing = try index.clusters(in: BoundingBox(west: 170, south: -40, east: -170, north: 40), zoom: zoom)
+            let east = try index.clusters(in: BoundingBox(west: 170, south: -40, east: 180, north: 40), zoom: zoom)
+            let west = try index.clusters(in: BoundingBox(west: -180, south: -40, east: -170, north: 40), zoom: zoom)
+            #expect(crossing == east + west)
+            #expect(!crossing.isEmpty)
+        }
+    }
+
+    /// At `maxZoom + 1` every input point stands alone, so a viewport query must return
+    /// exactly the points a brute-force scan finds inside the (wrapped) box.
+    @Test func viewportQueriesMatchABruteForceScan() throws {
+        var coordinates = Self.randomCoordinates(20_000, seed: 31, lat: -90...90)
+        coordinates += Array(repeating: Coordinate(longitude: 179.999, latitude: 89.99), count: 50)
+        coordinates += Array(repeating: Coordinate(longitude: -180, latitude: -90), count: 50)
+        let index = try RadiusClusterIndex(coordinates: coordinates)
+        var random = SeededRandom(seed: 32)
+        for _ in 0..<200 {
+            let west = random.between(-540, 540)
+            let width = random.between(0, 400)
+            let south = random.between(-95, 95)
+            let box = try BoundingBox(west: west, south: south, east: west + width,
+                                      north: min(95, south + random.between(0, 80)))
+            let found = try index.clusters(in: box, zoom: 17).compactMap(\.pointIndex)
+            var expected: [Int] = []
+            for span in box.spans {
+                let minX = WebMercator.x(longitude: span.west), maxX = WebMercator.x(longitude: span.east)
+                let minY = WebMercator.y(latitude: span.north), maxY = WebMercator.y(latitude: span.south)
+                for (i, c) in coordinates.enumerated() {
+                    let x = Double(Float(WebMercator.x(longitude: c.longitude)))
+                    let y = Double(Float(WebMercator.y(latitude: c.latitude)))
+                    if x >= minX && x <= maxX && y >= minY && y <= maxY { expected.append(i) }
+                }
+            }
+            #expect(found.sorted() == expected.sorted())
+        }
+    }
+
+    @Test func hierarchyIsConsistentAcrossZooms() throws {
+        let coordinates = Self.randomCoordinates(20_000, seed: 41, lon: 124...132, lat: 33...39)
+        let index = try RadiusClusterIndex(coordinates: coordinates)
+        #expect(index._checkInvariants())
+        for zoom in 0...17 {
+            let features = try index.clusters(in: Self.world, zoom: Double(zoom))
+            #expect(features.reduce(0) { $0 + $1.pointCount } == coordinates.count)
+            for cluster in features.prefix(25) {
+                guard let id = cluster.clusterID else { continue }
+                let children = try index.children(of: id)
+                #expect(children.reduce(0) { $0 + $1.pointCount } == cluster.pointCount)
+                let leaves = try index.leaves(of: id, limit: .max)
+                #expect(leaves.total == cluster.pointCount)
+                #expect(Set(leaves.pointIndices).count == cluster.pointCount)
+                let expansion = try index.expansionZoom(of: id)
+                #expect(expansion > zoom && expansion <= 17)
+            }
+        }
+    }
+
+    @Test func clusterCountsGrowWithZoom() throws {
+        let index = try RadiusClusterIndex(coordinates: Self.randomCoordinates(5_000, seed: 51))
+        var last = 0
+        for zoom in 0...17 {
+            let count = try index.itemCount(zoom: Double(zoom))
+            #expect(count >= last)
+            last = count
+        }
+        #expect(last == 5_000)
+    }
+
+    @Test func fractionalAndOutOfRangeZoomsFloorAndClamp() throws {
+        let index = try RadiusClusterIndex(coordinates: Self.randomCoordinates(2_000, seed: 61))
+        #expect(try index.clusters(in: Self.world, zoom: 3.99) == index.clusters(in: Self.world, zoom: 3))
+        #expect(try index.clusters(in: Self.world, zoom: -4) == index.clusters(in: Self.world, zoom: 0))
+        #expect(try index.clusters(in: Self.world, zoom: 1e300) == index.clusters(in: Self.world, zoom: 17))
+        #expect(throws: GeoClusterError.invalidZoom(value: .infinity, reason: "is not a finite number")) {
+            try index.clusters(in: Self.world, zoom: .infinity)
+        }
+    }
+
+    @Test func unknownClusterIDsAreSpecificErrors() throws {
+        let index = try RadiusClusterIndex(coordinates: Self.randomCoordinates(1_000, seed: 71))
+        for id in [-1, 0, 999, 1_000, 1_000 + (1 << 40), Int.max, 1_000 + (5 << 5) + 31] {
+            #expect(throws: GeoClusterError.unknownCluster(id: id)) { try index.children(of: id) }
+            #expect(throws: GeoClusterError.unknownCluster(id: id)) { try index.expansionZoom(of: id) }
+            #expect(throws: GeoClusterError.unknownCluster(id: id)) { try index.leaves(of: id) }
+        }
+        let id = try #require(try index.clusters(in: Self.world, zoom: 0).compactMap(\.clusterID).first)
+        #expect(throws: GeoClusterError.invalidPagination(reason: "offset must not be negative, got -1")) {
+            try index.leaves(of: id, offset: -1)
+        }
+        #expect(try index.leaves(of: id, limit: 0).pointIndices.isEmpty)
+    }
+
+    @Test func invalidInputIsRejectedWithItsIndex() {
+        let coordinates = [Coordinate(longitude: 0, latitude: 0), Coordinate(longitude: 0, latitude: 95)]
+        #expect(throws: GeoClusterError.invalidCoordinate(field: "lat", value: 95, reason: "is outside [-90, 90]", index: 1)) {
+            try RadiusClusterIndex(coordinates: coordinates)
+        }
+        #expect(throws: GeoClusterError.invalidOptions(reason: "radius must be a positive number of pixels, got 0.0")) {
+            try RadiusClusterIndex(coordinates: [], options: RadiusClusterOptions(radiusPixels: 0))
+        }
+        #expect(throws: GeoClusterError.self) {
+            try RadiusClusterIndex(coordinates: [], options: RadiusClusterOptions(minZoom: 5, maxZoom: 4))
+        }
+        #expect(throws: GeoClusterError.self) {
+            try RadiusClusterIndex(coordinates: [], options: RadiusClusterOptions(minPoints: 1))
+        }
+    }
+
+    @Test func tilesCoverTheirAreaAndWrapAtTheAntimeridian() throws {
+        let coordinates = [Coordinate(longitude: 179.9, latitude: 0.1), Coordinate(longitude: -179.9, latitude: 0.1)]
+        let index = try RadiusClusterIndex(coordinates: coordinates, options: RadiusClusterOptions(maxZoom: 2))
+        // Tile 4/15/7 is the last column: its right-hand buffer holds the copy from x = 0.
+        let last = try index.tile(TileAddress(z: 4, x: 15, y: 7))
+        #expect(Set(last.compactMap(\.pointIndex)) == [0, 1])
+        let copy = try #require(last.first { $0.pointIndex == 1 })
+        #expect(copy.pixelX > 512)
+        let first = try index.tile(TileAddress(z: 4, x: 0, y: 7))
+        let mirrored = try #require(first.first { $0.pointIndex == 0 })
+        #expect(mirrored.pixelX < 0)
+    }
+
+    @Test func abbreviatedCountsFollowSupercluster() {
+        #expect(ClusterFeature.abbreviatedCount(999) == .number(999))
+        #expect(ClusterFeature.abbreviatedCount(1_000) == .string("1k"))
+        #expect(ClusterFeature.abbreviatedCount(1_250) == .string("1.3k"))
+        #expect(ClusterFeature.abbreviatedCount(9_949) == .string("9.9k"))
+        #expect(ClusterFeature.abbreviatedCount(9_950) == .string("10k"))
+        #expect(ClusterFeature.abbreviatedCount(123_456) == .string("123k"))
+    }
+}
+
+extension TileFeature {
+    var pointIndex: Int? {
+        if case let .point(index) = kind { return index }
+        return nil
+    }
+}
