@@ -9,8 +9,13 @@ let package = Package(
     name: "geo-cluster",
     platforms: [.macOS(.v14)],
     products: [
+        .executable(name: "geo-cluster", targets: ["geo-cluster"]),
         .library(name: "GeoCluster", targets: ["GeoCluster"]),
         .library(name: "GeoProjection", targets: ["GeoProjection"]),
+        .library(name: "GeoClusterEngine", targets: ["GeoClusterEngine"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -23,9 +28,21 @@ let package = Package(
         ),
         // Swift wrapper over PROJ: transforms, geodesic distance, typed errors.
         .target(name: "GeoProjection", dependencies: ["CProj"], swiftSettings: strictSettings),
+        // Layers, the request model and the one dispatcher every transport calls.
+        .target(name: "GeoClusterEngine", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
+        // The executable: argument parsing, configuration and the transports' I/O loops.
+        .executableTarget(
+            name: "geo-cluster",
+            dependencies: [
+                "GeoClusterEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
 
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
+        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine"], swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]
 )

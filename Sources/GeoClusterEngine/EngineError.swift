@@ -1,0 +1,83 @@
+import GeoCluster
+
+/// Every error the engine reports to a transport. Each case says what was wrong and
+/// where (the offending field or feature), has a stable machine-readable ``code``, and
+/// a ``category`` from which each transport derives its status in one place.
+public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The request is not a JSON object, or otherwise not a request at all.
+    case invalidRequest(reason: String)
+    /// `op` names no operation.
+    case unknownOperation(String)
+    /// A required field is absent.
+    case missingField(String)
+    /// A field has the wrong type or a value out of range.
+    case invalidField(String, reason: String)
+    /// A field that the operation does not take (usually a typo).
+    case unknownField(String)
+    /// No layer of that name is loaded.
+    case unknownLayer(String)
+    /// A feature of a layer source is not a valid point feature.
+    case invalidFeature(layer: String, index: Int, reason: String)
+    /// A layer source could not be read or has the wrong shape.
+    case invalidLayerSource(path: String, reason: String)
+    /// An answer would exceed a size limit; `limit` is the bound.
+    case tooLarge(what: String, limit: Int)
+    /// An error of the clustering core, with the request field it came from.
+    case core(GeoClusterError, field: String?)
+
+    /// How a transport should treat the error.
+    public enum Category: Sendable {
+        case badRequest, notFound, tooLarge
+    }
+
+    public var category: Category {
+        switch self {
+        case .unknownLayer: .notFound
+        case .core(.unknownCluster, _): .notFound
+        case .tooLarge: .tooLarge
+        default: .badRequest
+        }
+    }
+
+    /// Stable snake_case identifier for clients.
+    public var code: String {
+        switch self {
+        case .invalidRequest: "invalid_request"
+        case .unknownOperation: "unknown_op"
+        case .missingField: "missing_field"
+        case .invalidField: "invalid_field"
+        case .unknownField: "unknown_field"
+        case .unknownLayer: "unknown_layer"
+        case .invalidFeature: "invalid_feature"
+        case .invalidLayerSource: "invalid_layer_source"
+        case .tooLarge: "too_large"
+        case let .core(error, _): error.code
+        }
+    }
+
+    /// The request field (or feature) the error is about, if any.
+    public var field: String? {
+        switch self {
+        case let .missingField(name), let .invalidField(name, _), let .unknownField(name): name
+        case .unknownLayer: "layer"
+        case .unknownOperation: "op"
+        case let .core(_, field): field
+        default: nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .invalidRequest(reason): "invalid request: \(reason)"
+        case let .unknownOperation(op): "unknown op \"\(op)\""
+        case let .missingField(name): "missing field \"\(name)\""
+        case let .invalidField(name, reason): "invalid field \"\(name)\": \(reason)"
+        case let .unknownField(name): "unknown field \"\(name)\""
+        case let .unknownLayer(name): "no layer named \"\(name)\""
+        case let .invalidFeature(layer, index, reason): "layer \"\(layer)\", feature \(index): \(reason)"
+        case let .invalidLayerSource(path, reason): "\(path): \(reason)"
+        case let .tooLarge(what, limit): "\(what) exceeds the limit of \(limit)"
+        case let .core(error, _): error.description
+        }
+    }
+}

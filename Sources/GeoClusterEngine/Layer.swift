@@ -1,0 +1,81 @@
+import GeoCluster
+
+/// What a layer holds. Each kind has its own schema and filters; `points` is a layer of
+/// any point features with free-form properties.
+public enum LayerKind: String, Sendable, CaseIterable {
+    case sightings, places, stations, points
+}
+
+/// A named set of point features and the clustering hierarchy built over them. Immutable:
+/// a changed layer is a new value, so readers always see one consistent version.
+public struct Layer: Sendable {
+    public let name: String
+    public let kind: LayerKind
+    /// The input features exactly as given; single points are answered with these.
+    public let features: [JSONValue]
+    public let index: RadiusClusterIndex
+    /// `[west, south, east, north]` of the points, `nil` for an empty layer.
+    public let bounds: [Double]?
+
+    /// Validates every feature (a GeoJSON Feature with Point geometry and valid
+    /// coordinates; properties an object or null) and builds the index.
+    public init(name: String, kind: LayerKind, features: [JSONValue],
+                options: RadiusClusterOptions = RadiusClusterOptions()) throws(EngineError) {
+        var coordinates: [Coordinate] = []
+        coordinates.reserveCapacity(features.count)
+        var west = Double.infinity, south = Double.infinity, east = -Double.infinity, north = -Double.infinity
+        for (i, feature) in features.enumerated() {
+            let c = try Self.coordinate(of: feature, layer: name, index: i)
+            west = min(west, c.longitude)
+            east = max(east, c.longitude)
+            south = min(south, c.latitude)
+            north = max(north, c.latitude)
+            coordinates.append(c)
+        }
+        do {
+            self.index = try RadiusClusterIndex(coordinates: coordinates, options: options)
+        } catch {
+            throw .core(error, field: "options")
+        }
+        self.name = name
+        self.kind = kind
+        self.features = features
+        self.bounds = features.isEmpty ? nil : [west, south, east, north]
+    }
+
+    private static func coordinate(of feature: JSONValue, layer: String, index: Int) throws(EngineError) -> Coordinate {
+        guard case let .object(object) = feature, object["type"] == "Feature" else {
+            throw .invalidFeature(layer: layer, index: index, reason: "not a GeoJSON Feature object")
+        }
+        if let properties = object["properties"], properties.objectValue == nil, !properties.isNull {
+            throw .invalidFeature(layer: layer, index: index, reason: "properties must be an object or null")
+        }
+        if let id = object["id"], id.stringValue == nil, id.doubleValue == nil {
+            throw .invalidFeature(layer: layer, index: index, reason: "id must be a string or a number")
+        }
+        guard let geometry = object["geometry"], geometry["type"] == "Point" else {
+            throw .invalidFeature(layer: layer, index: index, reason: "geometry must be a Point")
+        }
+        guard let pair = geometry["coordinates"]?.arrayValue, pair.count >= 2,
+              let lon = pair[0].doubleValue, let lat = pair[1].doubleValue else {
+            throw .invalidFeature(layer: layer, index: index, reason: "coordinates must be [lon, lat] numbers")
+        }
+        do {
+            return try Coordinate.validated(longitude: lon, latitude: lat, index: index)
+        } catch {
+            throw .invalidFeature(layer: layer, index: index, reason: error.description)
+        }
+    }
+
+    /// Summary for `layers` answers.
+    public var summary: JSONValue {
+        let o = index.options
+        var object: JSONObject = ["name": .string(name), "kind": .string(kind.rawValue),
+                                  "count": .number(Double(features.count))]
+        object["bounds"] = bounds.map { .array($0.map(JSONValue.number)) } ?? .null
+        object["options"] = ["radius": .number(o.radiusPixels), "extent": .number(Double(o.extent)),
+                             "min_zoom": .number(Double(o.minZoom)), "max_zoom": .number(Double(o.maxZoom)),
+                             "min_points": .number(Double(o.minPoints))]
+        return .object(object)
+    }
+}

@@ -1,0 +1,75 @@
+import GeoCluster
+
+/// The JSON-lines protocol of `geo-cluster query`: one request object per line in, one
+/// response object per line out, in the same order, each echoing the request's `id`.
+///
+/// `{"id":…,"ok":true,"result":…}` or
+/// `{"id":…,"ok":false,"error":{"code":…,"message":…,"field":…,"line":N}}`.
+/// A bad line gets an error line and the stream goes on. Lines holding only white space
+/// are not requests and get no answer. This type frames nothing itself: the caller splits
+/// the input at newlines and writes the output; both transports share it.
+public struct LineProtocol: Sendable {
+    public let engine: Engine
+    /// Longest accepted line in bytes, without its newline.
+    public var maxLineBytes: Int
+    /// Deepest accepted nesting of arrays and objects in a request.
+    public var maxDepth: Int
+
+    public static let defaultMaxLineBytes = 1 << 20
+    public static let defaultMaxDepth = 32
+
+    public init(engine: Engine, maxLineBytes: Int = defaultMaxLineBytes, maxDepth: Int = defaultMaxDepth) {
+        self.engine = engine
+        self.maxLineBytes = maxLineBytes
+        self.maxDepth = maxDepth
+    }
+
+    /// Appends the response line (with its newline) for one input line, or nothing when
+    /// the line is blank. `lineNumber` counts from 1 and is reported in errors.
+    public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, into output: inout [UInt8]) {
+        var line = line
+        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
+        guard line.count <= maxLineBytes else {
+            respondToOverlongLine(lineNumber: lineNumber, into: &output)
+            return
+        }
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(line, maxDepth: maxDepth)
+        } catch {
+            let code = error.kind == .nestingTooDeep ? "nesting_too_deep" : (error.kind == .invalidUTF8 ? "invalid_utf8" : "invalid_json")
+            write(id: .null, error: code, message: error.description, field: nil, lineNumber: lineNumber, into: &output)
+            return
+        }
+        let id = json["id"] ?? .null
+        switch engine.handle(json) {
+        case let .success(result):
+            var response: JSONObject = ["id": id, "ok": true]
+            response["result"] = result
+            JSONValue.object(response).encode(into: &output)
+            output.append(0x0A)
+        case let .failure(error):
+            write(id: id, error: error.code, message: error.description, field: error.field,
+                  lineNumber: lineNumber, into: &output)
+        }
+    }
+
+    /// The error line for a line longer than ``maxLineBytes``; the caller skips the rest
+    /// of that line without buffering it.
+    public func respondToOverlongLine(lineNumber: Int, into output: inout [UInt8]) {
+        write(id: .null, error: "line_too_long", message: "line exceeds \(maxLineBytes) bytes",
+              field: nil, lineNumber: lineNumber, into: &output)
+    }
+
+    private func write(id: JSONValue, error code: String, message: String, field: String?,
+                       lineNumber: Int, into output: inout [UInt8]) {
+        var error: JSONObject = ["code": .string(code), "message": .string(message)]
+        if let field { error["field"] = .string(field) }
+        error["line"] = .number(Double(lineNumber))
+        var response: JSONObject = ["id": id, "ok": false]
+        response["error"] = .object(error)
+        JSONValue.object(response).encode(into: &output)
+        output.append(0x0A)
+    }
+}

@@ -1,0 +1,141 @@
+import GeoCluster
+
+/// One engine operation with validated parameters. Every transport builds these (from a
+/// JSON line, from an HTTP route) and hands them to ``Engine/execute(_:)``.
+public enum Request: Sendable, Equatable {
+    /// Every loaded layer with its kind, size, bounds and options.
+    case layers
+    /// Totals over all layers, or one layer's summary.
+    case stats(layer: String?)
+    /// Clusters and single points of a layer inside a viewport at a zoom.
+    case clusters(layer: String, bbox: BoundingBox, zoom: Double)
+    /// The items one zoom deeper that a cluster splits into.
+    case children(layer: String, clusterID: Int)
+    /// A page of the points inside a cluster.
+    case leaves(layer: String, clusterID: Int, limit: Int, offset: Int)
+    /// The zoom at which a cluster splits.
+    case expansionZoom(layer: String, clusterID: Int)
+    /// One tile in geojson-vt form (pixel coordinates within the tile's extent).
+    case tile(layer: String, address: TileAddress)
+
+    /// The operation names of the wire protocols.
+    public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile"]
+
+    /// Default and largest page size of `leaves`.
+    public static let defaultLeavesLimit = 10
+    public static let maxLeavesLimit = 10_000
+
+    /// Reads a request object: `op` plus the operation's fields. `id` is the caller's and
+    /// ignored here; any other unknown field is an error, so typos do not pass silently.
+    public init(json: JSONValue) throws(EngineError) {
+        guard case let .object(object) = json else {
+            throw .invalidRequest(reason: "a request must be a JSON object")
+        }
+        var fields = FieldReader(object)
+        let op = try fields.string("op")
+        switch op {
+        case "layers":
+            self = .layers
+        case "stats":
+            self = .stats(layer: try fields.optionalString("layer"))
+        case "clusters":
+            self = .clusters(layer: try fields.string("layer"), bbox: try fields.bbox("bbox"),
+                             zoom: try fields.double("zoom", in: -1_000...1_000))
+        case "children":
+            self = .children(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max))
+        case "leaves":
+            self = .leaves(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max),
+                           limit: try fields.optionalInt("limit", in: 1...Self.maxLeavesLimit) ?? Self.defaultLeavesLimit,
+                           offset: try fields.optionalInt("offset", in: 0...Int.max) ?? 0)
+        case "expansion_zoom":
+            self = .expansionZoom(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max))
+        case "tile":
+            let layer = try fields.string("layer")
+            let z = try fields.int("z", in: 0...TileAddress.maxZoom)
+            let x = try fields.int("x", in: 0...Int(Int32.max))
+            let y = try fields.int("y", in: 0...Int(Int32.max))
+            do {
+                self = .tile(layer: layer, address: try TileAddress(z: z, x: x, y: y))
+            } catch {
+                throw .core(error, field: "x")
+            }
+        default:
+            throw .unknownOperation(op)
+        }
+        try fields.rejectUnused()
+    }
+}
+
+/// Reads typed fields from a request object, remembering which were read.
+struct FieldReader {
+    private let object: JSONObject
+    private var used: Set<String> = ["id", "op"]
+
+    init(_ object: JSONObject) { self.object = object }
+
+    private mutating func value(_ name: String) -> JSONValue? {
+        used.insert(name)
+        guard let value = object[name], !value.isNull else { return nil }
+        return value
+    }
+
+    mutating func string(_ name: String) throws(EngineError) -> String {
+        guard let string = try optionalString(name) else { throw .missingField(name) }
+        return string
+    }
+
+    mutating func optionalString(_ name: String) throws(EngineError) -> String? {
+        guard let value = value(name) else { return nil }
+        guard let string = value.stringValue else { throw .invalidField(name, reason: "must be a string") }
+        guard !string.isEmpty else { throw .invalidField(name, reason: "must not be empty") }
+        return string
+    }
+
+    mutating func double(_ name: String, in range: ClosedRange<Double>) throws(EngineError) -> Double {
+        guard let value = value(name) else { throw .missingField(name) }
+        guard let number = value.doubleValue else { throw .invalidField(name, reason: "must be a number") }
+        guard range.contains(number) else {
+            throw .invalidField(name, reason: "must be within \(range.lowerBound)...\(range.upperBound), got \(number)")
+        }
+        return number
+    }
+
+    mutating func int(_ name: String, in range: ClosedRange<Int>) throws(EngineError) -> Int {
+        guard let number = try optionalInt(name, in: range) else { throw .missingField(name) }
+        return number
+    }
+
+    mutating func optionalInt(_ name: String, in range: ClosedRange<Int>) throws(EngineError) -> Int? {
+        guard let value = value(name) else { return nil }
+        guard let number = value.intValue else { throw .invalidField(name, reason: "must be an integer") }
+        guard range.contains(number) else {
+            throw .invalidField(name, reason: "must be within \(range.lowerBound)...\(range.upperBound), got \(number)")
+        }
+        return number
+    }
+
+    mutating func bbox(_ name: String) throws(EngineError) -> BoundingBox {
+        guard let value = value(name) else { throw .missingField(name) }
+        guard let items = value.arrayValue, items.count == 4 else {
+            throw .invalidField(name, reason: "must be an array [west, south, east, north]")
+        }
+        var numbers: [Double] = []
+        for item in items {
+            guard let number = item.doubleValue else {
+                throw .invalidField(name, reason: "must be an array of 4 numbers [west, south, east, north]")
+            }
+            numbers.append(number)
+        }
+        do {
+            return try BoundingBox(numbers)
+        } catch {
+            throw .core(error, field: name)
+        }
+    }
+
+    func rejectUnused() throws(EngineError) {
+        for key in object.keys where !used.contains(key) {
+            throw .unknownField(key)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import GeoClusterEngine
+
+@main
+struct GeoClusterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geo-cluster",
+        abstract: "Map clustering and geospatial queries over in-memory point layers.",
+        subcommands: [Query.self])
+}
+
+/// Where the layers come from; shared by every subcommand that serves queries.
+struct LayerSourceOptions: ParsableArguments {
+    @Option(help: "A data directory with layers.json describing its layer files.")
+    var data: String?
+
+    @Option(name: .customLong("layer-file"),
+            help: ArgumentHelp("A GeoJSON FeatureCollection to load as a layer (repeatable).",
+                               valueName: "[kind:]name=path"))
+    var layerFiles: [String] = []
+
+    /// Loads every requested layer; any error stops the start-up with its message.
+    func makeEngine() throws -> Engine {
+        var layers: [Layer] = []
+        if let data {
+            layers += try LayerCatalog.load(directory: data)
+        }
+        for spec in layerFiles {
+            let (kind, name, path) = try Self.parse(spec)
+            layers.append(try LayerCatalog.load(file: path, name: name, kind: kind))
+        }
+        return try Engine(layers: layers)
+    }
+
+    static func parse(_ spec: String) throws -> (LayerKind, String, String) {
+        guard let equals = spec.firstIndex(of: "=") else {
+            let file = spec.split(separator: "/").last.map(String.init) ?? spec
+            let name = file.split(separator: ".").first.map(String.init) ?? file
+            return (.points, name, spec)
+        }
+        let path = String(spec[spec.index(after: equals)...])
+        let head = spec[..<equals]
+        var kind = LayerKind.points
+        var name = String(head)
+        if let colon = head.firstIndex(of: ":") {
+            let kindName = String(head[..<colon])
+            guard let parsed = LayerKind(rawValue: kindName) else {
+                throw ValidationError("--layer-file \(spec): unknown kind \"\(kindName)\"")
+            }
+            kind = parsed
+            name = String(head[head.index(after: colon)...])
+        }
+        guard !name.isEmpty, !path.isEmpty else {
+            throw ValidationError("--layer-file \(spec): expected [kind:]name=path")
+        }
+        return (kind, name, path)
+    }
+}
+
+struct Query: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer JSON-lines requests from stdin on stdout (see docs/PROTOCOL.md).")
+
+    @OptionGroup var layers: LayerSourceOptions
+
+    @Option(help: "Longest accepted request line in bytes.")
+    var maxLineBytes = LineProtocol.defaultMaxLineBytes
+
+    func run() async throws {
+        let engine = try layers.makeEngine()
+        let stream = LineStream(lineProtocol: LineProtocol(engine: engine, maxLineBytes: maxLineBytes))
+        let status = stream.run()
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,62 @@
+import Testing
+import GeoCluster
+@testable import GeoClusterEngine
+
+struct LineProtocolTests {
+    private func respond(_ lines: [String], maxLineBytes: Int = LineProtocol.defaultMaxLineBytes) throws -> [JSONValue] {
+        let lineProtocol = LineProtocol(engine: try SampleLayer.engine(), maxLineBytes: maxLineBytes)
+        var output: [UInt8] = []
+        for (i, line) in lines.enumerated() {
+            lineProtocol.respond(to: Array(line.utf8)[...], lineNumber: i + 1, into: &output)
+        }
+        #expect(output.last == 0x0A || output.isEmpty)
+        return try output.split(separator: 0x0A).map { try JSONValue.parse(Array($0)) }
+    }
+
+    @Test func answersEchoTheRequestID() throws {
+        let answers = try respond([
+            #"{"id":7,"op":"stats"}"#,
+            #"{"id":"a-1","op":"stats"}"#,
+            #"{"id":{"batch":3,"n":[1,2]},"op":"stats"}"#,
+            #"{"op":"stats"}"#,
+        ])
+        #expect(answers.map { $0["id"] } == [7, "a-1", ["batch": 3, "n": [1, 2]], .null])
+        #expect(answers.allSatisfy { $0["ok"] == true && $0["result"]?["points"] == 4 })
+    }
+
+    @Test func badLinesGetAnErrorLineAndTheStreamGoesOn() throws {
+        let lines = [
+            #"{"id":1,"op":"stats"}"#,
+            #"{"id":2,"op":"stats""#,              // truncated JSON
+            "{\"id\":3,\"op\":\"st\u{FFFD}ats\"}",  // a valid request for an unknown op
+            #"{"id":4,"op":"clusters","layer":"stations","bbox":[0,0,1,1]}"#,
+            #"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"#,
+            "   ",
+            #"{"id":5,"op":"layers"}"#,
+        ]
+        let answers = try respond(lines)
+        #expect(answers.count == 6, "the blank line gets no answer")
+        #expect(answers.map { $0["ok"] } == [true, false, false, false, false, true])
+        #expect(answers.map { $0["error"]?["code"] } == [nil, "invalid_json", "unknown_op", "missing_field", "nesting_too_deep", nil])
+        #expect(answers.map { $0["error"]?["line"] } == [nil, 2, 3, 4, 5, nil])
+        #expect(answers[3]["id"] == 4, "a request that parsed keeps its id in the error")
+        #expect(answers[3]["error"]?["field"] == "zoom")
+        #expect(answers[1]["id"] == .null)
+        #expect(answers[5]["id"] == 5)
+    }
+
+    @Test func invalidUTF8AndOverlongLinesAreReported() throws {
+        let lineProtocol = LineProtocol(engine: try SampleLayer.engine(), maxLineBytes: 64)
+        var output: [UInt8] = []
+        lineProtocol.respond(to: [0x7B, 0x22, 0xC3, 0x28, 0x22, 0x3A, 0x31, 0x7D][...], lineNumber: 1, into: &output)
+        lineProtocol.respond(to: Array(repeating: 0x20, count: 10) + Array(#"{"op":"stats","pad":""#.utf8) + Array(repeating: 0x61, count: 60) + [0x22, 0x7D], lineNumber: 2, into: &output)
+        let answers = try output.split(separator: 0x0A).map { try JSONValue.parse(Array($0)) }
+        #expect(answers.map { $0["error"]?["code"] } == ["invalid_utf8", "line_too_long"])
+        #expect(answers.map { $0["error"]?["line"] } == [1, 2])
+    }
+
+    @Test func carriageReturnsBeforeTheNewlineAreIgnored() throws {
+        let answers = try respond(["{\"id\":1,\"op\":\"stats\"}\r"])
+        #expect(answers.first?["ok"] == true)
+    }
+}
