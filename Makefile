@@ -1,0 +1,40 @@
+# geo-cluster: build, run and test on a fresh Debian machine with Swift.
+# Each target installs the system packages it needs when they are missing.
+
+SWIFT ?= swift
+APT_PACKAGES := libproj-dev pkg-config
+CONFIG ?= debug
+
+.PHONY: all deps build release run test clean
+
+all: build
+
+## deps: install the system libraries the package links against (PROJ), when missing.
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build -c $(CONFIG)
+
+release: deps
+	$(SWIFT) build -c release
+
+## run: start geo-cluster on the sample layers in Data/.
+run: release
+	$(SWIFT) run -c release geo-cluster serve --data Data
+
+## test: every test suite; fixtures from ../shared are used when present.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build
