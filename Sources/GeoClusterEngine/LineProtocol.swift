@@ -38,8 +38,7 @@ public struct LineProtocol: Sendable {
         do {
             json = try JSONValue.parse(line, maxDepth: maxDepth)
         } catch {
-            let code = error.kind == .nestingTooDeep ? "nesting_too_deep" : (error.kind == .invalidUTF8 ? "invalid_utf8" : "invalid_json")
-            write(id: .null, error: code, message: error.description, field: nil, lineNumber: lineNumber, into: &output)
+            write(id: .null, error: error.code, message: error.description, field: nil, lineNumber: lineNumber, into: &output)
             return
         }
         let id = json["id"] ?? .null

@@ -57,7 +57,7 @@ public enum Request: Sendable, Equatable {
             do {
                 self = .tile(layer: layer, address: try TileAddress(z: z, x: x, y: y))
             } catch {
-                throw .core(error, field: "x")
+                throw .core(error, field: x < 1 << z ? "y" : "x")
             }
         default:
             throw .unknownOperation(op)
