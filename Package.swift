@@ -16,6 +16,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -38,6 +39,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
+        ),
+
+        // Benchmarks (run with `swift package benchmark`, see README.md).
+        .target(name: "BenchmarkSupport", dependencies: ["GeoCluster"], path: "Benchmarks/BenchmarkSupport",
+                swiftSettings: strictSettings),
+        .executableTarget(
+            name: "Clustering",
+            dependencies: ["GeoCluster", "BenchmarkSupport", .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/Clustering",
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
 
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
