@@ -58,6 +58,59 @@ struct QueryCommandTests {
         #expect(answers[2]["result"]?["features"]?.arrayValue?.count == 2)
     }
 
+    /// 100,000 lines, every seventh one bad in a different way: each good line is answered
+    /// with its own id and the right result, each bad one with its error, all in order.
+    @Test func aLongMixedStreamIsAnsweredLineByLineInOrder() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let file = try Self.layerFile()
+        let (process, stdin, stdout, _) = try start(["query", "--layer-file", "stations=\(file.path)"])
+        let bad = [#"{"id":"#, #"{"op":"nope"}"#, #"{"op":"clusters","layer":"stations"}"#, "[1,2]",
+                   #"{"op":"leaves","layer":"stations","cluster_id":-1}"#, #"{"op":"stats","x":1}"#]
+        let badCodes = ["invalid_json", "unknown_op", "missing_field", "invalid_request", "invalid_field", "unknown_field"]
+        var input = ""
+        var expected: [(id: Int?, code: String?)] = []
+        for n in 1...100_000 {
+            if n % 7 == 0 {
+                let k = (n / 7) % bad.count
+                input += bad[k] + "\n"
+                expected.append((nil, badCodes[k]))
+            } else if n % 2 == 0 {
+                input += #"{"id":\#(n),"op":"expansion_zoom","layer":"stations","cluster_id":7}"# + "\n"
+                expected.append((n, nil))
+            } else {
+                input += #"{"id":\#(n),"op":"stats"}"# + "\n"
+                expected.append((n, nil))
+            }
+        }
+        let data = Data(input.utf8)
+        let writer = Thread {
+            try? stdin.fileHandleForWriting.write(contentsOf: data)
+            try? stdin.fileHandleForWriting.close()
+        }
+        writer.start()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let lines = output.split(separator: 0x0A)
+        #expect(lines.count == 100_000)
+        var mismatches = 0
+        for (n, (line, want)) in zip(lines, expected).enumerated() {
+            let answer = try JSONValue.parse(Array(line))
+            if let code = want.code {
+                let ok = answer["ok"] == false && answer["error"]?["code"]?.stringValue == code
+                    && answer["error"]?["line"]?.intValue == n + 1
+                if !ok { mismatches += 1 }
+            } else if let id = want.id {
+                let result = answer["result"]
+                let ok = answer["ok"] == true && answer["id"]?.intValue == id
+                    && (id % 2 == 0 ? result?["expansion_zoom"] == 3 : result?["points"] == 4)
+                if !ok { mismatches += 1 }
+            }
+            if mismatches > 0 && mismatches < 3 { Issue.record("line \(n + 1): \(String(decoding: line, as: UTF8.self))") }
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test func aClosedStdoutEndsTheProcessQuietly() throws {
         // Writing to the child's stdin after it has gone must not end this process.
         signal(SIGPIPE, SIG_IGN)
