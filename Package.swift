@@ -17,6 +17,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -31,12 +34,25 @@ let package = Package(
         .target(name: "GeoProjection", dependencies: ["CProj"], swiftSettings: strictSettings),
         // Layers, the request model and the one dispatcher every transport calls.
         .target(name: "GeoClusterEngine", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
+        // The HTTP transport: Hummingbird routes that translate HTTP to engine requests and back.
+        .target(
+            name: "GeoClusterHTTP",
+            dependencies: [
+                "GeoClusterEngine",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The executable: argument parsing, configuration and the transports' I/O loops.
         .executableTarget(
             name: "geo-cluster",
             dependencies: [
                 "GeoClusterEngine",
+                "GeoClusterHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
@@ -55,6 +71,11 @@ let package = Package(
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
         .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "GeoClusterHTTPTests",
+            dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            swiftSettings: strictSettings
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,100 @@
+import GeoCluster
+import GeoClusterEngine
+import Hummingbird
+
+/// Every error the HTTP transport reports. Handlers throw it (usually wrapping an
+/// ``EngineError``); Hummingbird's router turns it into a response through
+/// ``response(from:context:)``, so the status mapping and the body shape live here only.
+///
+/// The body is `{"error":{"code":…,"message":…,"field":…}}`, the `error` object of the
+/// JSON-lines protocol without its line number; `field` is present when the error is
+/// about one request field.
+public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The engine rejected or could not answer the request.
+    case engine(EngineError)
+    /// No route has this path.
+    case routeNotFound(path: String)
+    /// The path exists but does not take this method; `allowed` lists the methods it takes.
+    case methodNotAllowed(method: HTTPRequest.Method, allowed: [HTTPRequest.Method])
+    /// The request body is longer than `limitBytes`.
+    case bodyTooLarge(limitBytes: Int)
+    /// The service cannot answer queries yet (or at all); `reason` says why.
+    case notReady(reason: String)
+    /// An error raised by the HTTP framework itself, with the status it chose.
+    case framework(status: HTTPResponse.Status, message: String)
+    /// Anything else. The detail is logged on the server under `requestID`; the client
+    /// learns only that id.
+    case internalError(requestID: String)
+
+    public var status: HTTPResponse.Status {
+        switch self {
+        case let .engine(error):
+            switch error.category {
+            case .badRequest: .badRequest
+            case .notFound: .notFound
+            case .tooLarge: .contentTooLarge
+            }
+        case .routeNotFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .bodyTooLarge: .contentTooLarge
+        case .notReady: .serviceUnavailable
+        case let .framework(status, _): status
+        case .internalError: .internalServerError
+        }
+    }
+
+    /// Stable snake_case identifier for clients; engine errors keep their own codes.
+    public var code: String {
+        switch self {
+        case let .engine(error): error.code
+        case .routeNotFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
+        case .bodyTooLarge: "body_too_large"
+        case .notReady: "not_ready"
+        case .framework: "http_error"
+        case .internalError: "internal_error"
+        }
+    }
+
+    /// The request field the error is about, if any.
+    public var field: String? {
+        if case let .engine(error) = self { return error.field }
+        return nil
+    }
+
+    public var description: String {
+        switch self {
+        case let .engine(error):
+            error.description
+        case let .routeNotFound(path):
+            "no route for \(path)"
+        case let .methodNotAllowed(method, allowed):
+            "\(method.rawValue) is not allowed here (allowed: \(allowed.map(\.rawValue).joined(separator: ", ")))"
+        case let .bodyTooLarge(limitBytes):
+            "request body exceeds the limit of \(limitBytes) bytes"
+        case let .notReady(reason):
+            "not ready: \(reason)"
+        case let .framework(_, message):
+            message
+        case let .internalError(requestID):
+            "internal error (request \(requestID))"
+        }
+    }
+
+    /// The JSON body of the error response.
+    public var body: JSONValue {
+        var error: JSONObject = ["code": .string(code), "message": .string(description)]
+        if let field { error["field"] = .string(field) }
+        return ["error": .object(error)]
+    }
+}
+
+extension APIError: HTTPResponseError {
+    public func response(from request: Hummingbird.Request, context: some RequestContext) throws -> Response {
+        var response = JSONResponse(body, status: status).response(from: request, context: context)
+        if case let .methodNotAllowed(_, allowed) = self {
+            response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+        }
+        return response
+    }
+}

@@ -1,0 +1,133 @@
+import GeoCluster
+import GeoClusterEngine
+import Hummingbird
+
+/// One REST route that answers one engine operation: which path and query parameters it
+/// takes and how their text becomes the JSON request object that the JSON-lines
+/// protocol would carry. That object goes through ``GeoClusterEngine/Request/init(json:)``, so ranges,
+/// required fields and every other rule are checked in one place for both transports.
+///
+/// Path captures are named after the request fields they fill (`{cluster_id}`, `{z}`).
+struct Endpoint: Sendable {
+    /// How the text of an HTTP parameter becomes a JSON value.
+    enum ParameterKind: Sendable {
+        /// The text itself.
+        case string
+        /// A decimal number in JSON's grammar (`-12.5e3`), finite. No `+5`, `5abc`, `NaN`
+        /// or `inf`; integral fields then check integrality themselves.
+        case number
+        /// Exactly `count` comma-separated numbers, read as `number` is; `names` says what
+        /// they are in error messages.
+        case numbers(count: Int, names: String)
+    }
+
+    struct Parameter: Sendable {
+        let name: String
+        let kind: ParameterKind
+    }
+
+    let path: RouterPath
+    /// The `op` of the request object.
+    let op: String
+    let pathParameters: [Parameter]
+    /// Every query parameter the route takes; any other is an `unknown_field` error.
+    let queryParameters: [Parameter]
+    let mediaType: JSONResponse.MediaType
+
+    init(_ path: RouterPath, op: String, path pathParameters: [Parameter] = [], query queryParameters: [Parameter] = [],
+         mediaType: JSONResponse.MediaType = .json) {
+        self.path = path
+        self.op = op
+        self.pathParameters = pathParameters
+        self.queryParameters = queryParameters
+        self.mediaType = mediaType
+    }
+
+    /// The engine request for the captured path parameters and the raw (still
+    /// percent-encoded) query string.
+    func request(pathValues: (String) -> Substring?, query: String?) throws(EngineError) -> GeoClusterEngine.Request {
+        var object: JSONObject = ["op": .string(op)]
+        for parameter in pathParameters {
+            guard let raw = pathValues(parameter.name) else { throw .missingField(parameter.name) }
+            guard let text = QueryString.decode(raw.utf8, plusIsSpace: false) else {
+                throw .invalidField(parameter.name, reason: "is not validly percent-encoded UTF-8")
+            }
+            object[parameter.name] = try Self.value(of: text, as: parameter.kind, field: parameter.name)
+        }
+        for (name, text) in try QueryString(query).items {
+            guard let parameter = queryParameters.first(where: { $0.name == name }) else {
+                throw .unknownField(name)
+            }
+            object[name] = try Self.value(of: text, as: parameter.kind, field: name)
+        }
+        return try GeoClusterEngine.Request(json: .object(object))
+    }
+
+    static func value(of text: String, as kind: ParameterKind, field: String) throws(EngineError) -> JSONValue {
+        switch kind {
+        case .string:
+            return .string(text)
+        case .number:
+            guard let number = strictNumber(text) else {
+                throw .invalidField(field, reason: "must be a number, got \"\(text.prefix(40))\"")
+            }
+            return .number(number)
+        case let .numbers(count, names):
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == count else {
+                throw .invalidField(field, reason: "must be \(count) comma-separated numbers \(names), got \(parts.count) values")
+            }
+            var numbers: [JSONValue] = []
+            numbers.reserveCapacity(count)
+            for part in parts {
+                guard let number = strictNumber(part) else {
+                    throw .invalidField(field, reason: "must be \(count) comma-separated numbers \(names), got \"\(part.prefix(40))\"")
+                }
+                numbers.append(.number(number))
+            }
+            return .array(numbers)
+        }
+    }
+
+    /// A finite number written in JSON's number grammar, or `nil`. The JSON parser does the
+    /// reading, so the HTTP transport accepts exactly the numbers the JSON-lines one does.
+    static func strictNumber(_ text: some StringProtocol) -> Double? {
+        let allowed = text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+                 UInt8(ascii: "e"), UInt8(ascii: "E"): true
+            default: false
+            }
+        }
+        guard allowed, !text.isEmpty, case let .number(value)? = try? JSONValue.parse(String(text)) else { return nil }
+        return value.isFinite ? value : nil
+    }
+}
+
+extension Endpoint {
+    /// The REST routes, one per query operation.
+    static let all: [Endpoint] = [
+        Endpoint("/v1/layers", op: "layers"),
+        Endpoint("/v1/stats", op: "stats"),
+        Endpoint("/v1/layers/{layer}", op: "stats", path: [layer]),
+        Endpoint("/v1/layers/{layer}/clusters", op: "clusters", path: [layer],
+                 query: [Parameter(name: "bbox", kind: .numbers(count: 4, names: "west,south,east,north")),
+                         Parameter(name: "zoom", kind: .number)],
+                 mediaType: .geoJSON),
+        Endpoint("/v1/layers/{layer}/clusters/{cluster_id}/children", op: "children", path: [layer, clusterID],
+                 mediaType: .geoJSON),
+        Endpoint("/v1/layers/{layer}/clusters/{cluster_id}/leaves", op: "leaves", path: [layer, clusterID],
+                 query: [Parameter(name: "limit", kind: .number), Parameter(name: "offset", kind: .number)],
+                 mediaType: .geoJSON),
+        Endpoint("/v1/layers/{layer}/clusters/{cluster_id}/expansion-zoom", op: "expansion_zoom",
+                 path: [layer, clusterID]),
+        // geojson-vt's tile object (pixel coordinates, integer geometry types), which is
+        // JSON but not a GeoJSON document, hence application/json.
+        Endpoint("/v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson", op: "tile",
+                 path: [layer, Parameter(name: "z", kind: .number), Parameter(name: "x", kind: .number),
+                        Parameter(name: "y", kind: .number)]),
+    ]
+
+    private static let layer = Parameter(name: "layer", kind: .string)
+    private static let clusterID = Parameter(name: "cluster_id", kind: .number)
+}

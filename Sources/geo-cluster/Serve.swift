@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import GeoClusterEngine
+import GeoClusterHTTP
+import Logging
+import ServiceLifecycle
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer queries over HTTP/1.1 until SIGTERM or SIGINT.",
+        discussion: """
+            Routes: GET /v1/layers, /v1/stats, /v1/layers/{layer}, \
+            /v1/layers/{layer}/clusters?bbox=w,s,e,n&zoom=z, \
+            /v1/layers/{layer}/clusters/{id}/children|leaves|expansion-zoom, \
+            /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson, /healthz, /readyz; \
+            POST /v1/query with JSON lines (see docs/PROTOCOL.md).
+            The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT and GEO_CLUSTER_DATA \
+            stand in for --host, --port and --data when those are not given.
+            """)
+
+    @OptionGroup var layers: LayerSourceOptions
+
+    @Option(help: "Address to listen on (default: $GEO_CLUSTER_HOST, else 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on, 0 for any free one (default: $GEO_CLUSTER_PORT, else 8080).")
+    var port: Int?
+
+    @Option(help: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level \(logLevel): expected trace, debug, info, notice, warning, error or critical")
+        }
+        _ = try resolvedPort()
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let host = host ?? environment["GEO_CLUSTER_HOST"] ?? "127.0.0.1"
+        let port = try resolvedPort()
+        var source = layers
+        if source.data == nil { source.data = environment["GEO_CLUSTER_DATA"] }
+
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "geo-cluster")
+
+        let engine = try source.makeEngine()
+        if engine.layers.isEmpty {
+            logger.warning("no layers loaded (give --data or --layer-file); /readyz will answer 503")
+        }
+        let application = GeoClusterAPI(engine: engine).makeApplication(host: host, port: port, logger: logger)
+        let services = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await services.run()
+    }
+
+    /// --port, else GEO_CLUSTER_PORT, else 8080.
+    private func resolvedPort() throws -> Int {
+        if let port {
+            try Self.checkPort(port, source: "--port")
+            return port
+        }
+        guard let value = ProcessInfo.processInfo.environment["GEO_CLUSTER_PORT"] else { return 8080 }
+        guard let port = Int(value) else {
+            throw ValidationError("GEO_CLUSTER_PORT=\(value): expected a port number")
+        }
+        try Self.checkPort(port, source: "GEO_CLUSTER_PORT")
+        return port
+    }
+
+    private static func checkPort(_ port: Int, source: String) throws {
+        guard (0...65_535).contains(port) else {
+            throw ValidationError("\(source) \(port): expected a port number in 0...65535")
+        }
+    }
+}
