@@ -89,6 +89,9 @@ public struct GeoClusterAPI: Sendable {
         }
     }
 
+    /// Reads the whole body (bounded by ``maxQueryBodyBytes``, so that an oversize batch
+    /// is refused with 413 before any answer is sent), then streams the answers: memory
+    /// holds the body and one chunk of output, however large the answers are.
     func answerBatch(_ request: Request) async throws -> Response {
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxQueryBodyBytes {
             throw APIError.bodyTooLarge(limitBytes: maxQueryBodyBytes)
@@ -100,13 +103,23 @@ public struct GeoClusterAPI: Sendable {
             }
             body.append(contentsOf: chunk.readableBytesView)
         }
-        return JSONResponse.response(bytes: answerLines(body), mediaType: .ndjson)
+        let lines = body
+        var headers = HTTPFields()
+        headers[.contentType] = JSONResponse.MediaType.ndjson.rawValue
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await answerLines(lines) { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
+            try await writer.finish(nil)
+        })
     }
 
-    /// The response lines for a batch: the body split at newlines, each line answered by
-    /// the shared ``LineProtocol`` with its 1-based number; blank lines get no answer and
-    /// a last line without a newline is answered like the others.
-    func answerLines(_ body: [UInt8]) -> [UInt8] {
+    /// Output is handed on in chunks of about this many bytes.
+    static let batchChunkBytes = 64 << 10
+
+    /// Answers a batch: the body split at newlines, each line answered by the shared
+    /// ``LineProtocol`` with its 1-based number; blank lines get no answer and a last line
+    /// without a newline is answered like the others. `emit` receives the answer bytes in
+    /// order, in chunks of about ``batchChunkBytes`` (one line's answer is never split).
+    func answerLines(_ body: [UInt8], emit: ([UInt8]) async throws -> Void) async throws {
         var output: [UInt8] = []
         var lineNumber = 0
         var start = body.startIndex
@@ -114,9 +127,13 @@ public struct GeoClusterAPI: Sendable {
             let end = body[start...].firstIndex(of: 0x0A) ?? body.endIndex
             lineNumber += 1
             lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber, into: &output)
+            if output.count >= Self.batchChunkBytes {
+                try await emit(output)
+                output.removeAll(keepingCapacity: true)
+            }
             start = end + 1
         }
-        return output
+        if !output.isEmpty { try await emit(output) }
     }
 }
 

@@ -344,6 +344,20 @@ struct QueryEndpointTests {
         }
     }
 
+    /// An answer longer than one output chunk arrives whole and in order.
+    @Test func longBatchIsStreamedInOrder() async throws {
+        let count = 3_000
+        let body = (1...count).map { #"{"id":\#($0),"op":"layers"}"# }.joined(separator: "\n")
+        try await withAPI { client in
+            let response = try await client.post("/v1/query", body)
+            #expect(response.status == .ok)
+            #expect(response.body.readableBytes > 4 * GeoClusterAPI.batchChunkBytes)
+            let lines = try response.lines
+            #expect(lines.map { $0["id"]?.intValue ?? 0 } == Array(1...count))
+            #expect(lines.allSatisfy { $0["ok"] == true })
+        }
+    }
+
     @Test func emptyBodyGetsEmptyAnswer() async throws {
         try await withAPI { client in
             let response = try await client.post("/v1/query", "")
