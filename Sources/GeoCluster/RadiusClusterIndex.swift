@@ -19,12 +19,17 @@ public struct RadiusClusterIndex: Sendable {
     /// Number of input entries, positioned or not; cluster ids are numbered after them.
     public var pointCount: Int { longitudes.count }
 
+    /// The most entries one index takes: every cluster id, `33 * count + 31` at most, then
+    /// fits in 32 bits, which halves the per-item bookkeeping. supercluster's own id
+    /// arithmetic is 32-bit too.
+    public static let maxPointCount = (Int(UInt32.max) - 31) / 33
+
     /// Builds the hierarchy. Every coordinate is validated first (finite, within
     /// [-180, 180] x [-90, 90]); the error names the index of the first bad one.
     public init(coordinates: [Coordinate], options: RadiusClusterOptions = .init()) throws(GeoClusterError) {
         var unused: [Never] = []
-        try self.init(coordinates: coordinates.map(Optional.some), options: options, aggregation: nil,
-                      aggregates: &unused)
+        try self.init(count: coordinates.count, coordinate: { coordinates[$0] }, options: options,
+                      aggregation: nil, aggregates: &unused)
     }
 
     /// Builds the hierarchy over entries of which some have no position (GeoJSON features
@@ -32,7 +37,8 @@ public struct RadiusClusterIndex: Sendable {
     /// in the numbering, as in supercluster, so that cluster ids agree with its ids.
     public init(coordinates: [Coordinate?], options: RadiusClusterOptions = .init()) throws(GeoClusterError) {
         var unused: [Never] = []
-        try self.init(coordinates: coordinates, options: options, aggregation: nil, aggregates: &unused)
+        try self.init(count: coordinates.count, coordinate: { coordinates[$0] }, options: options,
+                      aggregation: nil, aggregates: &unused)
     }
 
     /// Builds the hierarchy and computes one aggregate per cluster, like supercluster's
@@ -42,28 +48,30 @@ public struct RadiusClusterIndex: Sendable {
         aggregation: ClusterAggregation<Value>
     ) throws(GeoClusterError) -> (index: RadiusClusterIndex, aggregates: [Value]) {
         var aggregates: [Value] = []
-        let index = try RadiusClusterIndex(coordinates: coordinates, options: options,
-                                           aggregation: aggregation, aggregates: &aggregates)
+        let index = try RadiusClusterIndex(count: coordinates.count, coordinate: { coordinates[$0] },
+                                           options: options, aggregation: aggregation, aggregates: &aggregates)
         return (index, aggregates)
     }
 
     private init<Value: Sendable>(
-        coordinates: [Coordinate?], options: RadiusClusterOptions,
+        count n: Int, coordinate: (Int) -> Coordinate?, options: RadiusClusterOptions,
         aggregation: ClusterAggregation<Value>?, aggregates: inout [Value]
     ) throws(GeoClusterError) {
         try options.validate()
-        let n = coordinates.count
+        guard n <= Self.maxPointCount else {
+            throw .invalidOptions(reason: "an index holds at most \(Self.maxPointCount) points, got \(n)")
+        }
         var longitudes = [Double](repeating: .nan, count: n)
         var latitudes = [Double](repeating: .nan, count: n)
         var top = LevelData(capacity: n, aggregating: aggregation != nil)
-        for (i, c) in coordinates.enumerated() {
-            guard let c else { continue }
+        for i in 0..<n {
+            guard let c = coordinate(i) else { continue }
             let valid = try Coordinate.validated(longitude: c.longitude, latitude: c.latitude, index: i)
             longitudes[i] = valid.longitude
             latitudes[i] = valid.latitude
             top.append(x: Double(Float(WebMercator.x(longitude: valid.longitude))),
                        y: Double(Float(WebMercator.y(latitude: valid.latitude))),
-                       sourceID: i, pointCount: 1, aggregateIndex: -1)
+                       sourceID: UInt32(i), pointCount: 1, aggregateIndex: -1)
         }
         var builder = Builder(options: options, inputCount: n, aggregation: aggregation)
         var upper = Level(data: top, nodeSize: options.nodeSize)
@@ -143,7 +151,9 @@ public struct RadiusClusterIndex: Sendable {
         var ids: [UInt32] = []
         level.tree.within(x: level.data.x[originIndex], y: level.data.y[originIndex], radius: r, into: &ids)
         var children: [ClusterFeature] = []
-        for id in ids where level.data.parentID[Int(id)] == clusterID {
+        // Items merged at zoom originZoom - 1 record their cluster by its origin index,
+        // which is a position in this very level.
+        for id in ids where level.data.parentOrigin[Int(id)] == UInt32(originIndex) {
             children.append(feature(level, Int(id)))
         }
         guard !children.isEmpty else { throw .unknownCluster(id: clusterID) }
@@ -212,12 +222,12 @@ public struct RadiusClusterIndex: Sendable {
         let count = Int(data.pointCount[i])
         if count > 1 {
             return ClusterFeature(
-                kind: .cluster(id: data.sourceID[i], pointCount: count),
+                kind: .cluster(id: Int(data.sourceID[i]), pointCount: count),
                 coordinate: Coordinate(longitude: WebMercator.longitude(x: data.x[i]),
                                        latitude: WebMercator.latitude(y: data.y[i])),
                 aggregateIndex: data.aggregateIndex(at: i))
         }
-        let index = data.sourceID[i]
+        let index = Int(data.sourceID[i])
         return ClusterFeature(kind: .point(index: index),
                               coordinate: Coordinate(longitude: longitudes[index], latitude: latitudes[index]))
     }
@@ -233,11 +243,11 @@ public struct RadiusClusterIndex: Sendable {
             let px: Double
             let py: Double
             if count > 1 {
-                kind = .cluster(id: data.sourceID[i], pointCount: count)
+                kind = .cluster(id: Int(data.sourceID[i]), pointCount: count)
                 px = data.x[i]
                 py = data.y[i]
             } else {
-                let index = data.sourceID[i]
+                let index = Int(data.sourceID[i])
                 kind = .point(index: index)
                 px = WebMercator.x(longitude: longitudes[index])
                 py = WebMercator.y(latitude: latitudes[index])
@@ -299,11 +309,13 @@ public struct RadiusClusterIndex: Sendable {
             for count in level.data.pointCount { total += Int(count) }
             guard total == positioned else { return false }
             if offset > 0 {
-                let clusterIDs = Set(levels[offset - 1].data.sourceID.indices.compactMap { i in
-                    levels[offset - 1].data.pointCount[i] > 1 ? levels[offset - 1].data.sourceID[i] : nil
+                let below = levels[offset - 1].data
+                let clusterIDs = Set(below.sourceID.indices.compactMap { i in
+                    below.pointCount[i] > 1 ? Int(below.sourceID[i]) : nil
                 })
-                for parent in level.data.parentID where parent != -1 && !clusterIDs.contains(parent) {
-                    return false
+                let levelZoom = offset + options.minZoom
+                for parent in level.data.parentOrigin where parent != LevelData.noParent {
+                    guard clusterIDs.contains((Int(parent) << 5) + levelZoom + pointCount) else { return false }
                 }
             }
         }
@@ -319,9 +331,10 @@ struct LevelData: Sendable {
     var x: [Double] = []
     var y: [Double] = []
     /// Input index of a single point, cluster id of a cluster.
-    var sourceID: [Int] = []
-    /// Id of the cluster this item merged into one zoom up, or -1.
-    var parentID: [Int] = []
+    var sourceID: [UInt32] = []
+    /// The cluster this item merged into at the zoom below, by the cluster's origin index
+    /// (a position in this level; the id follows from it and the zoom), or ``noParent``.
+    var parentOrigin: [UInt32] = []
     /// Number of input points; more than 1 marks a cluster.
     var pointCount: [UInt32] = []
     /// Aggregate of each cluster (-1 for points); empty when the build has no aggregation.
@@ -333,7 +346,7 @@ struct LevelData: Sendable {
         x.reserveCapacity(capacity)
         y.reserveCapacity(capacity)
         sourceID.reserveCapacity(capacity)
-        parentID.reserveCapacity(capacity)
+        parentOrigin.reserveCapacity(capacity)
         pointCount.reserveCapacity(capacity)
         if aggregating { aggregates.reserveCapacity(capacity) }
     }
@@ -341,11 +354,13 @@ struct LevelData: Sendable {
     var count: Int { x.count }
 
     @inline(__always)
-    mutating func append(x: Double, y: Double, sourceID: Int, pointCount: Int, aggregateIndex: Int) {
+    static let noParent = UInt32.max
+
+    mutating func append(x: Double, y: Double, sourceID: UInt32, pointCount: Int, aggregateIndex: Int) {
         self.x.append(x)
         self.y.append(y)
         self.sourceID.append(sourceID)
-        self.parentID.append(-1)
+        self.parentOrigin.append(Self.noParent)
         self.pointCount.append(UInt32(pointCount))
         if aggregating { aggregates.append(Int32(aggregateIndex)) }
     }
@@ -354,6 +369,34 @@ struct LevelData: Sendable {
     mutating func appendCopy(of other: LevelData, at i: Int) {
         append(x: other.x[i], y: other.y[i], sourceID: other.sourceID[i], pointCount: Int(other.pointCount[i]),
                aggregateIndex: aggregating ? Int(other.aggregates[i]) : -1)
+    }
+
+    /// Empties the arrays, keeping their storage for reuse.
+    mutating func removeAll() {
+        x.removeAll(keepingCapacity: true)
+        y.removeAll(keepingCapacity: true)
+        sourceID.removeAll(keepingCapacity: true)
+        parentOrigin.removeAll(keepingCapacity: true)
+        pointCount.removeAll(keepingCapacity: true)
+        aggregates.removeAll(keepingCapacity: true)
+    }
+
+    /// A copy whose arrays are allocated at their exact size.
+    func compacted() -> LevelData {
+        func exact<T>(_ array: [T]) -> [T] {
+            var copy: [T] = []
+            copy.reserveCapacity(array.count)
+            copy.append(contentsOf: array)
+            return copy
+        }
+        var result = LevelData(capacity: 0, aggregating: aggregating)
+        result.x = exact(x)
+        result.y = exact(y)
+        result.sourceID = exact(sourceID)
+        result.parentOrigin = exact(parentOrigin)
+        result.pointCount = exact(pointCount)
+        result.aggregates = exact(aggregates)
+        return result
     }
 
     @inline(__always)
@@ -381,11 +424,15 @@ private struct Builder<Value: Sendable> {
     let aggregation: ClusterAggregation<Value>?
     var neighbors: [UInt32] = []
     var visited: [Bool] = []
+    /// Storage reused from zoom to zoom while a level is built; each finished level is
+    /// copied out at its exact size, so no level keeps the slack of the one above it.
+    var scratch: LevelData
 
     init(options: RadiusClusterOptions, inputCount: Int, aggregation: ClusterAggregation<Value>?) {
         self.options = options
         self.inputCount = inputCount
         self.aggregation = aggregation
+        self.scratch = LevelData(capacity: 0, aggregating: aggregation != nil)
     }
 
     /// Clusters the items of `upper` (zoom + 1) into the items of `zoom`, recording in
@@ -395,7 +442,9 @@ private struct Builder<Value: Sendable> {
         let count = upper.data.count
         visited.removeAll(keepingCapacity: true)
         visited.append(contentsOf: repeatElement(false, count: count))
-        var next = LevelData(capacity: count, aggregating: aggregation != nil)
+        scratch.removeAll()
+        var next = scratch
+        scratch = LevelData(capacity: 0, aggregating: aggregation != nil)
 
         for i in 0..<count where !visited[i] {
             visited[i] = true
@@ -422,7 +471,7 @@ private struct Builder<Value: Sendable> {
                     let weight = Double(upper.data.pointCount[k])
                     wx += upper.data.x[k] * weight
                     wy += upper.data.y[k] * weight
-                    upper.data.parentID[k] = id
+                    upper.data.parentOrigin[k] = UInt32(i)
                     if let aggregation {
                         if aggregateIndex == -1 {
                             aggregateIndex = aggregates.count
@@ -432,8 +481,8 @@ private struct Builder<Value: Sendable> {
                         aggregation.reduce(&aggregates[aggregateIndex], childValue)
                     }
                 }
-                upper.data.parentID[i] = id
-                next.append(x: wx / Double(numPoints), y: wy / Double(numPoints), sourceID: id,
+                upper.data.parentOrigin[i] = UInt32(i)
+                next.append(x: wx / Double(numPoints), y: wy / Double(numPoints), sourceID: UInt32(id),
                             pointCount: numPoints, aggregateIndex: aggregateIndex)
             } else {
                 next.appendCopy(of: upper.data, at: i)
@@ -447,7 +496,10 @@ private struct Builder<Value: Sendable> {
                 }
             }
         }
-        return next
+        let level = next.compacted()
+        next.removeAll()
+        scratch = next
+        return level
     }
 
     private func value(of data: LevelData, at i: Int, _ aggregation: ClusterAggregation<Value>,
@@ -455,6 +507,6 @@ private struct Builder<Value: Sendable> {
         if data.pointCount[i] > 1 {
             return aggregates[Int(data.aggregates[i])]
         }
-        return aggregation.map(data.sourceID[i])
+        return aggregation.map(Int(data.sourceID[i]))
     }
 }
