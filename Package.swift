@@ -67,6 +67,14 @@ let package = Package(
             swiftSettings: strictSettings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "Protocol",
+            dependencies: ["GeoCluster", "GeoClusterEngine", "BenchmarkSupport",
+                           .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/Protocol",
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
 
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
