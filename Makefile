@@ -25,11 +25,11 @@ build: deps
 	$(SWIFT) build -c $(CONFIG)
 
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --product geo-cluster
 
-## run: start geo-cluster on the sample layers in Data/.
+## run: start geo-cluster on the sample layers in Data/ (http://127.0.0.1:8080).
 run: release
-	$(SWIFT) run -c release geo-cluster serve --data Data
+	.build/release/geo-cluster serve --data Data $(RUN_ARGS)
 
 ## test: every test suite; fixtures from ../shared are used when present.
 test: deps

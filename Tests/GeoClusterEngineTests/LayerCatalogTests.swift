@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+import GeoCluster
+@testable import GeoClusterEngine
+
+struct LayerCatalogTests {
+    /// <package>/Data, where `make run` finds its layers.
+    static let dataDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Data").path
+
+    @Test func theShippedSampleLayersLoad() throws {
+        let layers = try LayerCatalog.load(directory: Self.dataDirectory)
+        #expect(layers.map(\.name) == ["sightings", "places", "stations"])
+        #expect(layers.map(\.kind) == [.sightings, .places, .stations])
+        for layer in layers {
+            #expect(layer.features.count > 0)
+            let bounds = try #require(layer.bounds)
+            #expect(bounds[0] > 124 && bounds[2] < 132 && bounds[1] > 33 && bounds[3] < 39, "\(layer.name) lies in Korea")
+        }
+        let engine = try Engine(layers: layers)
+        let clusters = try engine.execute(.clusters(layer: "sightings", bbox: BoundingBox([124, 33, 132, 39]), zoom: 5))
+        let total = clusters["features"]?.arrayValue?.reduce(0) { $0 + ($1["properties"]?["point_count"]?.intValue ?? 1) }
+        #expect(total == layers[0].features.count)
+    }
+
+    @Test func manifestErrorsNameTheFileAndTheEntry() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let manifest = directory.appendingPathComponent("layers.json")
+        try #"{"layers":[{"name":"a","kind":"birds","file":"a.geojson"}]}"#.write(to: manifest, atomically: true, encoding: .utf8)
+        #expect(throws: EngineError.invalidLayerSource(path: "\(directory.path)/layers.json, layers[0]",
+                                                       reason: "unknown kind \"birds\" (known: sightings, places, stations, points)")) {
+            try LayerCatalog.load(directory: directory.path)
+        }
+        try #"{"layers":[{"name":"a","file":"missing.geojson","options":{"radius":-1}}]}"#.write(to: manifest, atomically: true, encoding: .utf8)
+        #expect(throws: EngineError.self) { try LayerCatalog.load(directory: directory.path) }
+        try #"{"layers":[{"name":"a","file":"missing.geojson"}]}"#.write(to: manifest, atomically: true, encoding: .utf8)
+        #expect(throws: EngineError.invalidLayerSource(path: "\(directory.path)/missing.geojson", reason: "cannot be read")) {
+            try LayerCatalog.load(directory: directory.path)
+        }
+    }
+}
