@@ -1,6 +1,7 @@
 import Benchmark
 import BenchmarkSupport
 import GeoCluster
+import Synchronization
 
 /// Index builds and viewport queries of the radius algorithm on the deterministic point
 /// sets of `PointSets`, with the options of the published peer figures: radius 60,
@@ -23,20 +24,17 @@ let benchmarks: @Sendable () -> Void = {
                 }
             }
 
+            // The closure runs once per measured iteration: one viewport query each, on an
+            // index built once (ViewportFixture) outside the measurement.
             Benchmark("radius viewport \(name)",
                       configuration: .init(metrics: [.wallClock, .mallocCountTotal],
                                            warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)) { benchmark in
-                let points = PointSets.points(distribution, count: count)
-                let index = try RadiusClusterIndex(coordinates: points, options: options)
-                let viewports = PointSets.viewports(over: points)
+                let fixture = ViewportFixture.shared(distribution, count)
+                let viewport = fixture.nextViewport()
                 var result: [ClusterFeature] = []
-                var next = 0
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
-                    let viewport = viewports[next % viewports.count]
-                    next += 1
-                    result.removeAll(keepingCapacity: true)
-                    try index.clusters(in: viewport.bbox, zoom: viewport.zoom, into: &result)
+                    try fixture.index.clusters(in: viewport.bbox, zoom: viewport.zoom, into: &result)
                     blackHole(result.count)
                 }
             }
@@ -51,6 +49,43 @@ let benchmarks: @Sendable () -> Void = {
             for zoom in 0...16 {
                 blackHole(try index.clusters(in: .world, zoom: Double(zoom)).count)
             }
+        }
+    }
+}
+
+/// An index and its 200 viewports per point set, built on first use and kept for the
+/// whole run; successive calls cycle through the viewports.
+final class ViewportFixture: Sendable {
+    let index: RadiusClusterIndex
+    let viewports: [PointSets.Viewport]
+    private let cursor = Mutex(0)
+
+    init(_ distribution: PointSets.Distribution, _ count: Int) {
+        let points = PointSets.points(distribution, count: count)
+        do {
+            index = try RadiusClusterIndex(coordinates: points, options: RadiusClusterOptions(radiusPixels: 60, extent: 512))
+        } catch {
+            preconditionFailure("the generated points and fixed options are valid: \(error)")
+        }
+        viewports = PointSets.viewports(over: points)
+    }
+
+    func nextViewport() -> PointSets.Viewport {
+        cursor.withLock { next in
+            defer { next += 1 }
+            return viewports[next % viewports.count]
+        }
+    }
+
+    private static let all = Mutex<[String: ViewportFixture]>([:])
+
+    static func shared(_ distribution: PointSets.Distribution, _ count: Int) -> ViewportFixture {
+        all.withLock { fixtures in
+            let key = "\(distribution.rawValue)-\(count)"
+            if let fixture = fixtures[key] { return fixture }
+            let fixture = ViewportFixture(distribution, count)
+            fixtures[key] = fixture
+            return fixture
         }
     }
 }
