@@ -16,6 +16,29 @@ public enum GeoClusterError: Error, Equatable, Sendable, CustomStringConvertible
     case unknownCluster(id: Int)
     /// A pagination argument out of range.
     case invalidPagination(reason: String)
+    /// A walking speed that is not a finite number within 1...10 km/h: slower is not a walk
+    /// the model can plan with, faster is running.
+    case invalidWalkingSpeed(kilometersPerHour: Double, reason: String)
+    /// A walking pace name other than `slow`, `normal` or `fast`.
+    case unknownWalkingPace(name: String)
+    /// A reachability parameter (detour factor, boarding buffer, a category's dwell, a
+    /// threshold, a distance cap) that is not finite or lies outside its range; `name` is
+    /// the parameter's name.
+    case invalidReachabilityParameter(name: String, value: Double, reason: String)
+    /// A place's own dwell time that is not a finite number of minutes within its range;
+    /// `index` is the caller's index of the place, when known.
+    case invalidDwellTime(minutes: Double, reason: String, index: Int?)
+    /// A remaining time that is not a finite, non-negative number of minutes.
+    case invalidRemainingTime(minutes: Double, reason: String)
+    /// Walking network input that does not describe a usable graph: no nodes, or more
+    /// nodes or edges than 32-bit indices address.
+    case invalidWalkingNetwork(reason: String)
+    /// A walking network node index outside `0..<nodeCount`; `edge` is the position of the
+    /// edge that named it, or nil when the index came from a query.
+    case networkNodeOutOfRange(node: Int, nodeCount: Int, edge: Int?)
+    /// A walking network edge whose length is not a finite, non-negative number of metres;
+    /// `edge` is its position in the input.
+    case invalidEdgeLength(edge: Int, lengthMeters: Double, reason: String)
 
     /// Stable snake_case identifier for clients and logs.
     public var code: String {
@@ -27,6 +50,14 @@ public enum GeoClusterError: Error, Equatable, Sendable, CustomStringConvertible
         case .invalidOptions: "invalid_options"
         case .unknownCluster: "unknown_cluster"
         case .invalidPagination: "invalid_pagination"
+        case .invalidWalkingSpeed: "invalid_walking_speed"
+        case .unknownWalkingPace: "unknown_walking_pace"
+        case .invalidReachabilityParameter: "invalid_reachability_parameter"
+        case .invalidDwellTime: "invalid_dwell_time"
+        case .invalidRemainingTime: "invalid_remaining_time"
+        case .invalidWalkingNetwork: "invalid_walking_network"
+        case .networkNodeOutOfRange: "network_node_out_of_range"
+        case .invalidEdgeLength: "invalid_edge_length"
         }
     }
 
@@ -47,6 +78,24 @@ public enum GeoClusterError: Error, Equatable, Sendable, CustomStringConvertible
             return "no cluster with id \(id)"
         case let .invalidPagination(reason):
             return "invalid pagination: \(reason)"
+        case let .invalidWalkingSpeed(kilometersPerHour, reason):
+            return "invalid walking speed \(kilometersPerHour) km/h: \(reason)"
+        case let .unknownWalkingPace(name):
+            return "unknown walking pace \"\(name)\": expected slow, normal or fast"
+        case let .invalidReachabilityParameter(name, value, reason):
+            return "invalid \(name) \(value): \(reason)"
+        case let .invalidDwellTime(minutes, reason, index):
+            let place = index.map { " of place \($0)" } ?? ""
+            return "invalid dwell time\(place): \(minutes) minutes \(reason)"
+        case let .invalidRemainingTime(minutes, reason):
+            return "invalid remaining time \(minutes) minutes: \(reason)"
+        case let .invalidWalkingNetwork(reason):
+            return "invalid walking network: \(reason)"
+        case let .networkNodeOutOfRange(node, nodeCount, edge):
+            let place = edge.map { " in edge \($0)" } ?? ""
+            return "walking network node \(node)\(place) is outside 0..<\(nodeCount)"
+        case let .invalidEdgeLength(edge, lengthMeters, reason):
+            return "invalid length of walking network edge \(edge): \(lengthMeters) m \(reason)"
         }
     }
 }

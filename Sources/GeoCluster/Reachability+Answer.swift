@@ -1,0 +1,102 @@
+/// What a traveller can do with the time left: a status with a reason for people, the places
+/// that fit with their timings, and the nearby places that do not fit with the reason why.
+///
+/// All times are minutes from now as unrounded `Double`s; transports round for display.
+public struct ReachabilityAnswer: Sendable, Hashable {
+    /// How much time there is, judged against the parameters' thresholds.
+    public enum Status: Sendable, Hashable {
+        /// At or below ``ReachabilityParameters/minimumRemainingMinutes``: no place is listed.
+        case tooLittleTime
+        /// Above the minimum, at or below ``ReachabilityParameters/tightRemainingMinutes``.
+        case tight
+        /// More than the tight threshold.
+        case ok
+
+        /// Stable snake_case identifier for clients.
+        public var code: String {
+            switch self {
+            case .tooLittleTime: "too_little_time"
+            case .tight: "tight"
+            case .ok: "ok"
+            }
+        }
+    }
+
+    /// A place that can be walked to, enjoyed and walked back from in time.
+    public struct ReachablePlace: Sendable, Hashable {
+        /// The caller's index of the place.
+        public var index: Int
+        /// Great-circle distance from the station, in metres.
+        public var straightLineDistanceMeters: Double
+        /// Walking distance each way in metres (the route is the same both ways).
+        public var distanceMetersEachWay: Double
+        /// Walking time each way in minutes.
+        public var walkMinutesEachWay: Double
+        /// Minutes planned at the place.
+        public var dwellMinutes: Double
+        /// Minutes from now by which the traveller must leave the place to walk back and
+        /// still keep the boarding buffer: `remaining - buffer - walk`.
+        public var leaveByMinutes: Double
+        /// Minutes to spare: `remaining - (walk + dwell + walk + buffer)`, >= 0.
+        public var slackMinutes: Double
+    }
+
+    /// Why a place inside the search radius does not fit.
+    public enum UnreachableReason: Sendable, Hashable {
+        /// The visit takes `minutesShort` (> 0) minutes more than remain.
+        case notEnoughTime(minutesShort: Double)
+        /// Network model: the station's and the place's nearest nodes lie in different
+        /// components of the walking network, so no walk joins them.
+        case notConnected
+        /// Network model: the route is longer than the network search went (the longest walk
+        /// any place could fit), so the visit takes more than `minutesShortAtLeast` minutes
+        /// beyond the time that remains.
+        case beyondNetworkSearch(minutesShortAtLeast: Double)
+
+        /// Stable snake_case identifier for clients.
+        public var code: String {
+            switch self {
+            case .notEnoughTime: "not_enough_time"
+            case .notConnected: "not_connected"
+            case .beyondNetworkSearch: "beyond_network_search"
+            }
+        }
+    }
+
+    /// A place inside the search radius that does not fit.
+    public struct UnreachablePlace: Sendable, Hashable {
+        /// The caller's index of the place.
+        public var index: Int
+        /// Great-circle distance from the station, in metres.
+        public var straightLineDistanceMeters: Double
+        /// Walking distance each way in metres, when known (nil unless `notEnoughTime`).
+        public var distanceMetersEachWay: Double?
+        /// Minutes the visit would have planned at the place.
+        public var dwellMinutes: Double
+        /// Why it does not fit.
+        public var reason: UnreachableReason
+    }
+
+    /// How much time there is.
+    public var status: Status
+    /// One sentence for people saying what the status means.
+    public var reason: String
+    /// Minutes from now until departure, as asked.
+    public var remainingMinutes: Double
+    /// Great-circle radius in metres beyond which no place can fit even with the shortest
+    /// dwell: `(remaining - buffer - smallest dwell) / 2 * metres per minute`, divided by the
+    /// detour factor in the straight-line model; 0 when no time is left to walk.
+    public var searchRadiusMeters: Double
+    /// The places that fit, most slack first (or nearest first when asked).
+    public var reachable: [ReachablePlace]
+    /// The places inside the search radius that do not fit, nearest first.
+    public var unreachable: [UnreachablePlace]
+}
+
+/// The order of the reachable places in an answer.
+public enum ReachabilitySortOrder: Sendable, Hashable {
+    /// Most slack first, then the shorter walk, then the lower index: the safest visits lead.
+    case slack
+    /// Shortest walk first, then the lower index.
+    case distance
+}

@@ -1,0 +1,314 @@
+/// How a traveller gets from the station to a place and back.
+public enum ReachabilityTravelModel: Sendable {
+    /// The distance between the two points times the detour factor. `distanceMeters` gives
+    /// metres between two coordinates; the default is the core's spherical
+    /// ``Reachability/haversineMeters(from:to:)``, and a caller with an ellipsoidal geodesic
+    /// (PROJ's WGS84) passes that instead.
+    case straightLine(distanceMeters: @Sendable (Coordinate, Coordinate) -> Double = Reachability.haversineDistance)
+    /// The shortest path along a walking network, used as is (no detour factor), plus a
+    /// straight walk from the station to its nearest node and from the place's nearest node
+    /// to the place. `distanceMeters` measures those two snap legs and the search radius.
+    case network(WalkingNetwork, distanceMeters: @Sendable (Coordinate, Coordinate) -> Double = Reachability.haversineDistance)
+
+    /// Whether straight-line distances are stretched by the detour factor.
+    var usesDetourFactor: Bool {
+        switch self {
+        case .straightLine: true
+        case .network: false
+        }
+    }
+}
+
+/// The remaining-time reachability model: a place fits when
+/// `walk out + dwell + walk back + boarding buffer <= remaining minutes`.
+///
+/// docs/REACHABILITY.md describes the model, its defaults and their sources, and works an
+/// example through.
+public enum Reachability {
+    /// The mean Earth radius R1 = (2a + b) / 3 of WGS 84 in metres, the sphere of
+    /// ``haversineMeters(from:to:)``.
+    public static let meanEarthRadiusMeters = 6_371_008.8
+
+    /// Great-circle distance in metres on the sphere of radius ``meanEarthRadiusMeters``.
+    ///
+    /// Spherical, so it differs from the WGS 84 ellipsoidal distance by up to about 0.5 %:
+    /// a few metres over a walk, far below the uncertainty of pace and detour.
+    public static func haversineMeters(from start: Coordinate, to end: Coordinate) -> Double {
+        let radiansPerDegree = Double.pi / 180
+        let latitude1 = start.latitude * radiansPerDegree
+        let latitude2 = end.latitude * radiansPerDegree
+        let sinHalfDeltaLatitude = CMath.sin((latitude2 - latitude1) / 2)
+        let sinHalfDeltaLongitude = CMath.sin((end.longitude - start.longitude) * radiansPerDegree / 2)
+        let h = sinHalfDeltaLatitude * sinHalfDeltaLatitude
+            + CMath.cos(latitude1) * CMath.cos(latitude2) * sinHalfDeltaLongitude * sinHalfDeltaLongitude
+        // min() guards against rounding pushing h just above 1 for antipodal points.
+        return 2 * meanEarthRadiusMeters * CMath.asin(Swift.min(1, h.squareRoot()))
+    }
+
+    /// ``haversineMeters(from:to:)`` as the default distance of the travel models.
+    public static let haversineDistance: @Sendable (Coordinate, Coordinate) -> Double = { start, end in
+        haversineMeters(from: start, to: end)
+    }
+
+    /// The great-circle radius in metres beyond which no place can fit:
+    /// `max(0, remaining - buffer - smallestDwell) / 2` minutes of walking at the pace,
+    /// divided by the detour factor for the straight-line model.
+    ///
+    /// A caller that fetches candidates from an index first asks for places within this
+    /// radius. `smallestDwellMinutes` defaults to the parameters' smallest dwell; pass a
+    /// smaller one when places carry shorter dwell overrides.
+    public static func searchRadiusMeters(
+        remainingMinutes: Double,
+        parameters: ReachabilityParameters = ReachabilityParameters(),
+        travel: ReachabilityTravelModel = .straightLine(),
+        smallestDwellMinutes: Double? = nil
+    ) -> Double {
+        let dwellMinutes = smallestDwellMinutes ?? parameters.smallestDwellMinutes
+        let walkMinutesEachWay = Swift.max(0, remainingMinutes - parameters.boardingBufferMinutes - dwellMinutes) / 2
+        let walkMeters = walkMinutesEachWay * parameters.pace.metersPerMinute
+        return travel.usesDetourFactor ? walkMeters / parameters.detourFactor : walkMeters
+    }
+
+    /// Which candidates can be visited before departure.
+    ///
+    /// Checks its inputs first: `remainingMinutes` finite and >= 0
+    /// (``GeoClusterError/invalidRemainingTime(minutes:reason:)``), the parameters
+    /// (``ReachabilityParameters/validate()``), the station's and candidates' coordinates
+    /// and the candidates' dwell overrides
+    /// (``GeoClusterError/invalidDwellTime(minutes:reason:index:)``).
+    ///
+    /// At or below the minimum remaining time the answer lists nothing and says so. Otherwise
+    /// every candidate within the search radius is listed, as reachable or not; candidates
+    /// beyond it are left out, most of them after a cheap latitude/longitude box test that
+    /// spares the exact distance.
+    public static func evaluate(
+        from station: Coordinate,
+        remainingMinutes: Double,
+        candidates: [ReachabilityCandidate],
+        parameters: ReachabilityParameters = ReachabilityParameters(),
+        travel: ReachabilityTravelModel = .straightLine(),
+        order: ReachabilitySortOrder = .slack
+    ) throws(GeoClusterError) -> ReachabilityAnswer {
+        guard remainingMinutes.isFinite else {
+            throw .invalidRemainingTime(minutes: remainingMinutes, reason: "is not a finite number")
+        }
+        guard remainingMinutes >= 0 else {
+            throw .invalidRemainingTime(minutes: remainingMinutes, reason: "is negative")
+        }
+        try parameters.validate()
+        _ = try Coordinate.validated(longitude: station.longitude, latitude: station.latitude)
+        var smallestDwellMinutes = parameters.smallestDwellMinutes
+        for candidate in candidates {
+            let point = candidate.coordinate
+            _ = try Coordinate.validated(longitude: point.longitude, latitude: point.latitude, index: candidate.index)
+            if let dwell = candidate.dwellMinutes {
+                guard dwell.isFinite, ReachabilityParameters.allowedDwellMinutes.contains(dwell) else {
+                    throw .invalidDwellTime(minutes: dwell, reason: "is not a number of minutes within 0...1440",
+                                            index: candidate.index)
+                }
+                smallestDwellMinutes = Swift.min(smallestDwellMinutes, dwell)
+            }
+        }
+
+        let radius = searchRadiusMeters(remainingMinutes: remainingMinutes, parameters: parameters,
+                                        travel: travel, smallestDwellMinutes: smallestDwellMinutes)
+        var answer = ReachabilityAnswer(
+            status: .ok, reason: "", remainingMinutes: remainingMinutes,
+            searchRadiusMeters: radius, reachable: [], unreachable: [])
+        let remaining = formatMinutes(remainingMinutes)
+        if remainingMinutes <= parameters.minimumRemainingMinutes {
+            answer.status = .tooLittleTime
+            answer.reason = "\(remaining) minutes remain; exploring needs more than "
+                + "\(formatMinutes(parameters.minimumRemainingMinutes)), so no places are listed"
+            return answer
+        }
+        if remainingMinutes <= parameters.tightRemainingMinutes {
+            answer.status = .tight
+            answer.reason = "\(remaining) minutes remain, \(formatMinutes(parameters.tightRemainingMinutes)) "
+                + "or fewer: time is tight, so keep to the places with the most slack"
+        } else {
+            answer.status = .ok
+            answer.reason = "\(remaining) minutes remain, more than "
+                + "\(formatMinutes(parameters.tightRemainingMinutes)): enough to explore"
+        }
+
+        var visit = Visit(remainingMinutes: remainingMinutes, parameters: parameters)
+        switch travel {
+        case let .straightLine(distanceMeters):
+            visit.straightLine(from: station, candidates: candidates, radiusMeters: radius,
+                               distanceMeters: distanceMeters)
+        case let .network(network, distanceMeters):
+            visit.network(network, from: station, candidates: candidates, radiusMeters: radius,
+                          distanceMeters: distanceMeters)
+        }
+
+        switch order {
+        case .slack:
+            visit.reachable.sort { a, b in
+                if a.slackMinutes != b.slackMinutes { return a.slackMinutes > b.slackMinutes }
+                if a.distanceMetersEachWay != b.distanceMetersEachWay { return a.distanceMetersEachWay < b.distanceMetersEachWay }
+                return a.index < b.index
+            }
+        case .distance:
+            visit.reachable.sort { a, b in
+                if a.distanceMetersEachWay != b.distanceMetersEachWay { return a.distanceMetersEachWay < b.distanceMetersEachWay }
+                return a.index < b.index
+            }
+        }
+        visit.unreachable.sort { a, b in
+            if a.straightLineDistanceMeters != b.straightLineDistanceMeters {
+                return a.straightLineDistanceMeters < b.straightLineDistanceMeters
+            }
+            return a.index < b.index
+        }
+        answer.reachable = visit.reachable
+        answer.unreachable = visit.unreachable
+        return answer
+    }
+
+    /// Minutes for a sentence: whole numbers without a fraction, others to one decimal.
+    static func formatMinutes(_ minutes: Double) -> String {
+        let tenths = (minutes * 10).rounded() / 10
+        if tenths == tenths.rounded(), abs(tenths) < 1e15 { return String(Int(tenths)) }
+        return String(tenths)
+    }
+}
+
+/// The per-candidate arithmetic of one evaluation and the lists it fills.
+private struct Visit {
+    let remainingMinutes: Double
+    let parameters: ReachabilityParameters
+    let metersPerMinute: Double
+    var reachable: [ReachabilityAnswer.ReachablePlace] = []
+    var unreachable: [ReachabilityAnswer.UnreachablePlace] = []
+
+    init(remainingMinutes: Double, parameters: ReachabilityParameters) {
+        self.remainingMinutes = remainingMinutes
+        self.parameters = parameters
+        self.metersPerMinute = parameters.pace.metersPerMinute
+    }
+
+    func dwellMinutes(of candidate: ReachabilityCandidate) -> Double {
+        candidate.dwellMinutes ?? parameters.dwellMinutes(forCategory: candidate.category)
+    }
+
+    /// Files a candidate whose walking distance each way is known.
+    mutating func record(_ candidate: ReachabilityCandidate, straightLineMeters: Double, distanceMetersEachWay: Double) {
+        let walkMinutes = distanceMetersEachWay / metersPerMinute
+        let dwell = dwellMinutes(of: candidate)
+        let buffer = parameters.boardingBufferMinutes
+        let slack = remainingMinutes - (walkMinutes + dwell + walkMinutes + buffer)
+        if slack >= 0 {
+            reachable.append(.init(
+                index: candidate.index, straightLineDistanceMeters: straightLineMeters,
+                distanceMetersEachWay: distanceMetersEachWay, walkMinutesEachWay: walkMinutes,
+                dwellMinutes: dwell, leaveByMinutes: remainingMinutes - buffer - walkMinutes,
+                slackMinutes: slack))
+        } else {
+            unreachable.append(.init(
+                index: candidate.index, straightLineDistanceMeters: straightLineMeters,
+                distanceMetersEachWay: distanceMetersEachWay, dwellMinutes: dwell,
+                reason: .notEnoughTime(minutesShort: -slack)))
+        }
+    }
+
+    mutating func straightLine(
+        from station: Coordinate, candidates: [ReachabilityCandidate], radiusMeters: Double,
+        distanceMeters: (Coordinate, Coordinate) -> Double
+    ) {
+        let box = SearchBox(center: station, radiusMeters: radiusMeters)
+        for candidate in candidates where box.mayContain(candidate.coordinate) {
+            let straight = distanceMeters(station, candidate.coordinate)
+            guard box.holds(exactMeters: straight) else { continue }
+            record(candidate, straightLineMeters: straight,
+                   distanceMetersEachWay: straight * parameters.detourFactor)
+        }
+    }
+
+    mutating func network(
+        _ network: WalkingNetwork, from station: Coordinate, candidates: [ReachabilityCandidate],
+        radiusMeters: Double, distanceMeters: (Coordinate, Coordinate) -> Double
+    ) {
+        // A route is never shorter than the straight line, so the radius bounds it too.
+        let box = SearchBox(center: station, radiusMeters: radiusMeters)
+        var inside: [(candidate: ReachabilityCandidate, straightMeters: Double)] = []
+        for candidate in candidates where box.mayContain(candidate.coordinate) {
+            let straight = distanceMeters(station, candidate.coordinate)
+            if box.holds(exactMeters: straight) { inside.append((candidate, straight)) }
+        }
+        guard !inside.isEmpty else { return }
+
+        let stationNode = network.nearestNode(to: station).node
+        let stationSnapMeters = distanceMeters(station, network.nodes[stationNode])
+        // No place fits with a longer walk than the radius, snap legs included.
+        let capMeters = Swift.max(0, radiusMeters - stationSnapMeters)
+        let networkMeters = network.distancesMeters(from: stationNode, maxDistanceMeters: capMeters)
+
+        for (candidate, straight) in inside {
+            let placeNode = network.nearestNode(to: candidate.coordinate).node
+            let placeSnapMeters = distanceMeters(candidate.coordinate, network.nodes[placeNode])
+            let alongNetwork = networkMeters[placeNode]
+            if alongNetwork.isFinite {
+                record(candidate, straightLineMeters: straight,
+                       distanceMetersEachWay: stationSnapMeters + alongNetwork + placeSnapMeters)
+                continue
+            }
+            let dwell = dwellMinutes(of: candidate)
+            let reason: ReachabilityAnswer.UnreachableReason
+            if !network.areConnected(stationNode, placeNode) {
+                reason = .notConnected
+            } else {
+                // The route is longer than the cap; the visit needs at least this much.
+                let walkMinutesAtLeast = (stationSnapMeters + capMeters + placeSnapMeters) / metersPerMinute
+                let neededAtLeast = walkMinutesAtLeast + dwell + walkMinutesAtLeast + parameters.boardingBufferMinutes
+                reason = .beyondNetworkSearch(minutesShortAtLeast: Swift.max(0, neededAtLeast - remainingMinutes))
+            }
+            unreachable.append(.init(
+                index: candidate.index, straightLineDistanceMeters: straight,
+                distanceMetersEachWay: nil, dwellMinutes: dwell, reason: reason))
+        }
+    }
+}
+
+/// A latitude/longitude box around the station holding every point within the search radius,
+/// widened so that a caller's ellipsoidal distance (up to about 0.6 % off the sphere) never
+/// falls inside the radius for a point the box rejects.
+private struct SearchBox {
+    let center: Coordinate
+    let radiusMeters: Double
+    let latitudeSpanDegrees: Double
+    /// Nil when the circle reaches a pole and so every longitude.
+    let longitudeSpanDegrees: Double?
+
+    init(center: Coordinate, radiusMeters: Double) {
+        self.center = center
+        self.radiusMeters = radiusMeters
+        let widenedMeters = radiusMeters * 1.01 + 1
+        let angle = widenedMeters / Reachability.meanEarthRadiusMeters
+        let degreesPerRadian = 180 / Double.pi
+        latitudeSpanDegrees = angle * degreesPerRadian
+        // Along a great-circle arc of length `angle`, longitude changes at most by
+        // angle / cos(largest latitude on the arc).
+        let largestLatitude = abs(center.latitude) / degreesPerRadian + angle
+        if largestLatitude < Double.pi / 2 {
+            let span = angle / CMath.cos(largestLatitude) * degreesPerRadian
+            longitudeSpanDegrees = span < 180 ? span : nil
+        } else {
+            longitudeSpanDegrees = nil
+        }
+    }
+
+    func mayContain(_ point: Coordinate) -> Bool {
+        guard abs(point.latitude - center.latitude) <= latitudeSpanDegrees else { return false }
+        guard let longitudeSpanDegrees else { return true }
+        var deltaLongitude = abs(point.longitude - center.longitude)
+        if deltaLongitude > 180 { deltaLongitude = 360 - deltaLongitude }
+        return deltaLongitude <= longitudeSpanDegrees
+    }
+
+    /// Whether an exact distance lies within the radius, allowing for rounding so that a
+    /// place whose walk uses up the budget exactly is still judged by its slack.
+    func holds(exactMeters: Double) -> Bool {
+        exactMeters <= radiusMeters * (1 + 1e-9) + 1e-6
+    }
+}
