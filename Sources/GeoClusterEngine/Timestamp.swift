@@ -1,0 +1,219 @@
+/// An instant written as an RFC 3339 date-time with a UTC offset, such as a sighting's
+/// `observed_at`. It keeps both readings a filter needs: the instant (`epochSeconds`,
+/// to order and compare) and the calendar date as written (`localDay`, `localMonth`, so
+/// that "sightings in May" means May where the bird was seen, whatever the offset).
+///
+/// Accepted form (RFC 3339 §5.6): `YYYY-MM-DD` `T` `HH:MM:SS` `[.fraction]` `Z | +HH:MM | -HH:MM`,
+/// with `t` or a space for `T` and `z` for `Z`. A date-time without an offset is rejected:
+/// the instant it names is unknown. `-00:00` (RFC 3339 §4.3, "offset unknown") is
+/// accepted as UTC, because the instant is still known. Years run 0001...9999.
+///
+/// Leap seconds: second 60 is accepted only where the time is 23:59:60 in UTC (RFC 3339
+/// §5.7), without consulting the table of leap seconds actually inserted. Such a time
+/// counts as 23:59:59, as POSIX time does, so `epochSeconds` never skips forward.
+public struct Timestamp: Sendable, Hashable {
+    /// Seconds since 1970-01-01T00:00:00Z, the fraction dropped (rounded towards the past).
+    public let epochSeconds: Int64
+    /// Days since 1970-01-01 of the date as written, before applying the offset.
+    public let localDay: Int32
+    /// Month of the date as written, 1...12.
+    public let localMonth: Int
+    /// The input, returned untouched.
+    public let text: String
+
+    /// The date as written, for comparison with filter dates.
+    public var localDate: LocalDate { LocalDate(day: localDay) }
+
+    /// Parses an RFC 3339 date-time; see the type's documentation for what is accepted.
+    public static func parse(_ text: String) throws(TimestampError) -> Timestamp {
+        var scanner = DateScanner(text, form: "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)")
+        let date = try scanner.date()
+        guard let separator = scanner.peek, separator == UInt8(ascii: "T") || separator == UInt8(ascii: "t")
+            || separator == UInt8(ascii: " ")
+        else {
+            throw scanner.unexpected(expecting: "\"T\" after the date")
+        }
+        _ = scanner.next()
+        let hour = try scanner.number(digits: 2, what: "hour")
+        guard hour <= 23 else { throw TimestampError(text, "has hour \(hour), outside 00...23") }
+        try scanner.expect(":", what: "hour")
+        let minute = try scanner.number(digits: 2, what: "minute")
+        guard minute <= 59 else { throw TimestampError(text, "has minute \(minute), outside 00...59") }
+        try scanner.expect(":", what: "minute")
+        let second = try scanner.number(digits: 2, what: "second")
+        guard second <= 60 else { throw TimestampError(text, "has second \(second), outside 00...60") }
+
+        if scanner.peek == UInt8(ascii: ".") {
+            _ = scanner.next()
+            guard scanner.peekIsDigit else { throw scanner.unexpected(expecting: "a digit of the fraction") }
+            while scanner.peekIsDigit { _ = scanner.next() }
+        }
+        let marker = scanner.peek
+        let offsetSeconds: Int
+        switch marker {
+        case nil:
+            throw TimestampError(text, "has no UTC offset (add Z or +HH:MM)")
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            _ = scanner.next()
+            offsetSeconds = 0
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            _ = scanner.next()
+            let offsetHour = try scanner.number(digits: 2, what: "offset hour")
+            try scanner.expect(":", what: "offset hour")
+            let offsetMinute = try scanner.number(digits: 2, what: "offset minute")
+            guard offsetHour <= 23 else { throw TimestampError(text, "has offset hour \(offsetHour), outside 00...23") }
+            guard offsetMinute <= 59 else { throw TimestampError(text, "has offset minute \(offsetMinute), outside 00...59") }
+            offsetSeconds = (marker == UInt8(ascii: "-") ? -1 : 1) * (offsetHour * 3600 + offsetMinute * 60)
+        default:
+            throw scanner.unexpected(expecting: "Z, +HH:MM or -HH:MM after the time")
+        }
+        guard scanner.atEnd else {
+            throw TimestampError(text, "has extra characters after the UTC offset, at offset \(scanner.position)")
+        }
+
+        // 23:59:60 UTC counts as 23:59:59 (see the type's documentation).
+        let localSeconds = hour * 3600 + minute * 60 + min(second, 59)
+        if second == 60 {
+            let utcSecondOfDay = ((localSeconds - offsetSeconds) % 86_400 + 86_400) % 86_400
+            guard utcSecondOfDay == 86_399 else {
+                throw TimestampError(text, "has second 60, but a leap second can only be 23:59:60 UTC")
+            }
+        }
+        let epochSeconds = Int64(date.day) * 86_400 + Int64(localSeconds - offsetSeconds)
+        return Timestamp(epochSeconds: epochSeconds, localDay: date.day, localMonth: date.month, text: text)
+    }
+}
+
+/// A calendar date without a time or an offset, such as the `from` and `to` of a date
+/// filter. Compared with ``Timestamp/localDay``: the date as written where the record was made.
+public struct LocalDate: Sendable, Hashable, Comparable {
+    /// Days since 1970-01-01 (negative before it).
+    public let day: Int32
+
+    public init(day: Int32) { self.day = day }
+
+    /// Parses `YYYY-MM-DD` (years 0001...9999), nothing before or after.
+    public static func parse(_ text: String) throws(TimestampError) -> LocalDate {
+        var scanner = DateScanner(text, form: "YYYY-MM-DD")
+        let date = try scanner.date()
+        guard scanner.atEnd else {
+            throw TimestampError(text, "has extra characters after the date YYYY-MM-DD, at offset \(scanner.position)")
+        }
+        return LocalDate(day: date.day)
+    }
+
+    public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool { lhs.day < rhs.day }
+}
+
+/// Why a date or date-time was rejected. ``reason`` reads after the quoted input, as in
+/// `"2024-02-30T10:00:00Z" has day 30, outside 01...29 for month 2 of year 2024`.
+public struct TimestampError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The input as given.
+    public let text: String
+    /// What is wrong with it, e.g. "has no UTC offset (add Z or +HH:MM)".
+    public let reason: String
+
+    public init(_ text: String, _ reason: String) {
+        self.text = text
+        self.reason = reason
+    }
+
+    public var description: String { "\"\(text)\" \(reason)" }
+}
+
+// MARK: - Civil calendar
+
+extension LocalDate {
+    /// Days since 1970-01-01 of a proleptic Gregorian date, after Howard Hinnant's
+    /// `days_from_civil` (eras of 400 years, each 146,097 days, starting on 1 March).
+    /// - Parameters: `month` 1...12, `day` 1...31; the caller checks the day exists.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400                                          // 0...399
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1  // 0...365, from 1 March
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear   // 0...146096
+        return era * 146_097 + dayOfEra - 719_468                              // 719468: 0000-03-01 to 1970-01-01
+    }
+
+    static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}
+
+/// Reads the ASCII fields of a date or date-time left to right, without allocating.
+/// Offsets in errors count UTF-8 bytes from 0.
+private struct DateScanner {
+    let text: String
+    /// The accepted form, quoted in syntax errors.
+    let form: StaticString
+    private var iterator: String.UTF8View.Iterator
+    /// The next byte, `nil` at the end.
+    private(set) var peek: UInt8?
+    /// Offset of `peek` in UTF-8 bytes.
+    private(set) var position = 0
+
+    init(_ text: String, form: StaticString) {
+        self.text = text
+        self.form = form
+        iterator = text.utf8.makeIterator()
+        peek = iterator.next()
+    }
+
+    var atEnd: Bool { peek == nil }
+
+    var peekIsDigit: Bool {
+        guard let peek else { return false }
+        return peek &- UInt8(ascii: "0") < 10
+    }
+
+    mutating func next() -> UInt8? {
+        guard let byte = peek else { return nil }
+        peek = iterator.next()
+        position += 1
+        return byte
+    }
+
+    /// Exactly `digits` decimal digits.
+    mutating func number(digits: Int, what: String) throws(TimestampError) -> Int {
+        var value = 0
+        for _ in 0..<digits {
+            guard peekIsDigit, let byte = next() else { throw unexpected(expecting: "a digit of the \(what)") }
+            value = value * 10 + Int(byte &- UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    mutating func expect(_ character: Unicode.Scalar, what: String) throws(TimestampError) {
+        guard peek == UInt8(ascii: character) else { throw unexpected(expecting: "\"\(character)\" after the \(what)") }
+        _ = next()
+    }
+
+    /// `YYYY-MM-DD`, checked to exist.
+    mutating func date() throws(TimestampError) -> (day: Int32, month: Int) {
+        let year = try number(digits: 4, what: "year")
+        guard year >= 1 else { throw TimestampError(text, "has year 0000, outside 0001...9999") }
+        try expect("-", what: "year")
+        let month = try number(digits: 2, what: "month")
+        guard (1...12).contains(month) else { throw TimestampError(text, "has month \(month), outside 01...12") }
+        try expect("-", what: "month")
+        let day = try number(digits: 2, what: "day")
+        let monthLength = LocalDate.daysInMonth(year: year, month: month)
+        guard (1...monthLength).contains(day) else {
+            throw TimestampError(text, "has day \(day), outside 01...\(monthLength) for month \(month) of year \(year)")
+        }
+        return (Int32(LocalDate.daysFromCivil(year: year, month: month, day: day)), month)
+    }
+
+    /// A syntax error at the current position.
+    func unexpected(expecting expected: String) -> TimestampError {
+        if atEnd {
+            return TimestampError(text, "ends early, expected \(expected) (form \(form))")
+        }
+        return TimestampError(text, "has an unexpected character at offset \(position), expected \(expected) (form \(form))")
+    }
+}
