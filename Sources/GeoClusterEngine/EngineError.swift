@@ -18,6 +18,11 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownLayer(String)
     /// A feature of a layer source is not a valid point feature.
     case invalidFeature(layer: String, index: Int, reason: String)
+    /// A layer record (a GeoJSON Feature or a flat record) fails its kind's schema.
+    /// `index` is the record's 0-based position in its batch or file; `id` is the
+    /// record's id as JSON text (`"s7"` or `7`), `nil` when absent or itself invalid;
+    /// `field` names the offending field (`count`, `lon`, `geometry`, `properties.name`).
+    case invalidRecord(layer: String, index: Int, id: String?, field: String, reason: String)
     /// A layer source could not be read or has the wrong shape.
     case invalidLayerSource(path: String, reason: String)
     /// An answer would exceed a size limit; `limit` is the bound.
@@ -49,6 +54,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownField: "unknown_field"
         case .unknownLayer: "unknown_layer"
         case .invalidFeature: "invalid_feature"
+        case .invalidRecord: "invalid_record"
         case .invalidLayerSource: "invalid_layer_source"
         case .tooLarge: "too_large"
         case let .core(error, _): error.code
@@ -62,6 +68,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownLayer: "layer"
         case .unknownOperation: "op"
         case let .core(_, field): field
+        case let .invalidRecord(_, _, _, field, _): field
         default: nil
         }
     }
@@ -75,6 +82,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .unknownField(name): "unknown field \"\(name)\""
         case let .unknownLayer(name): "no layer named \"\(name)\""
         case let .invalidFeature(layer, index, reason): "layer \"\(layer)\", feature \(index): \(reason)"
+        case let .invalidRecord(layer, index, id, field, reason):
+            "layer \"\(layer)\", record \(index)\(id.map { " (id \($0))" } ?? ""): field \"\(field)\": \(reason)"
         case let .invalidLayerSource(path, reason): "\(path): \(reason)"
         case let .tooLarge(what, limit): "\(what) exceeds the limit of \(limit)"
         case let .core(error, _): error.description

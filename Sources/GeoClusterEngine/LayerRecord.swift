@@ -1,0 +1,287 @@
+import GeoCluster
+
+/// The typed fields of one record, by layer kind (the schemas of DESIGN.md).
+public enum RecordFields: Sendable, Equatable {
+    /// `species` non-empty, `count` individuals in 1...``LayerRecord/maxSightingCount``,
+    /// `observed_at` an RFC 3339 date-time with a UTC offset.
+    case sighting(species: String, count: Int, observedAt: Timestamp)
+    /// `name` and `category` non-empty; `dwell_minutes` optional, 0...1440 (one day).
+    case place(name: String, category: String, dwellMinutes: Double?)
+    /// `name` non-empty; `lines` at least one non-empty string, in the order given.
+    case station(name: String, lines: [String])
+    /// A `points` layer has no fields of its own; everything is free-form.
+    case point
+}
+
+/// One validated point of a layer: its id, position, typed fields, and the GeoJSON
+/// Feature that answers return for it.
+///
+/// Two input shapes are accepted; an object with a `type` member is read as a GeoJSON
+/// Feature, any other object as a flat record:
+/// - GeoJSON: `{"type":"Feature","id":…,"geometry":{"type":"Point","coordinates":[lon,lat]},
+///   "properties":{…kind fields…, …free-form…}}`. Foreign members and `properties` are kept
+///   as given; `feature` is the input itself. A third coordinate (altitude) is allowed.
+/// - Flat: `{"id":…,"lon":…,"lat":…, …kind fields…, "properties":{…free-form…}}`. Any other
+///   top-level member is an error (a misspelt field must not vanish silently). `feature` is
+///   built with the kind fields first, then the free-form members; a free-form member named
+///   like a kind field would shadow it, so it is an error.
+///
+/// Ids are a non-empty string or an integer with |id| <= 2^53 (exact in JSON). Every kind
+/// but `points` requires one. A `null` value counts as absent only for optional members
+/// (`dwell_minutes`, a `points` id, `properties`); elsewhere it is reported as a wrong type.
+public struct LayerRecord: Sendable, Equatable {
+    /// The id in the form used for uniqueness (see ``idKey(of:)``); empty when the record
+    /// has no id, which only a `points` record may lack.
+    public let idKey: String
+    /// The id as given (a string or a number), `null` when absent.
+    public let idJSON: JSONValue
+    /// The validated position: finite, longitude in [-180, 180], latitude in [-90, 90].
+    public let coordinate: Coordinate
+    public let fields: RecordFields
+    /// The GeoJSON Feature answered for this record.
+    public let feature: JSONValue
+
+    /// Largest `count` of a sighting. Sums over a million records stay below 10^15,
+    /// exact in JSON's doubles (2^53 ≈ 9.0 × 10^15).
+    public static let maxSightingCount = 1_000_000_000
+
+    /// Largest magnitude of an integer id: 2^53, beyond which JSON numbers are not exact.
+    public static let maxIntegerID = 1 << 53
+
+    /// The uniqueness key of an id, `nil` when `id` is not a valid id.
+    ///
+    /// A string id is its own key, with a leading "#" doubled; an integer id is "#"
+    /// followed by its decimal digits. So the string "7" (key `7`), the number 7 (key `#7`)
+    /// and the string "#7" (key `##7`) are three different ids, and the usual string id
+    /// costs no new string.
+    public static func idKey(of id: JSONValue) -> String? {
+        switch id {
+        case let .string(string):
+            guard let first = string.utf8.first else { return nil }
+            return first == UInt8(ascii: "#") ? "#" + string : string
+        case let .number(number):
+            guard let integer = Int(exactly: number), abs(integer) <= maxIntegerID else { return nil }
+            return "#\(integer)"
+        default:
+            return nil
+        }
+    }
+
+    /// Validates `json` as a record of a `kind` layer.
+    /// - Parameters:
+    ///   - layer: the layer's name, for errors.
+    ///   - index: the record's 0-based position in its batch or file, for errors.
+    /// - Throws: ``EngineError/invalidRecord(layer:index:id:field:reason:)`` naming the
+    ///   first offending field.
+    public init(json: JSONValue, kind: LayerKind, layer: String, index: Int) throws(EngineError) {
+        var reader = RecordReader(layer: layer, index: index)
+        guard case let .object(object) = json else {
+            throw reader.error("record", "must be a JSON object (a GeoJSON Feature or a flat record), got \(describe(json))")
+        }
+        if let type = object["type"] {
+            guard type == "Feature" else {
+                throw reader.error("type", "must be \"Feature\" (or absent for a flat record), got \(describe(type))")
+            }
+            (idKey, idJSON) = try reader.id(object["id"], kind: kind)
+            coordinate = try reader.pointGeometry(object["geometry"])
+            let properties = try reader.optionalObject(object["properties"], field: "properties")
+            fields = try reader.fields(kind, from: properties ?? JSONObject())
+            feature = json
+        } else {
+            (idKey, idJSON) = try reader.id(object["id"], kind: kind)
+            let kindFields = RecordReader.fieldNames(of: kind)
+            for (key, _) in object where !RecordReader.flatMembers.contains(key) && !kindFields.contains(key) {
+                throw reader.error(key, "is not a field of a \(kind.rawValue) record; free-form members go under \"properties\"")
+            }
+            coordinate = try reader.coordinate(longitude: object["lon"], latitude: object["lat"])
+            fields = try reader.fields(kind, from: object)
+            let freeForm = try reader.optionalObject(object["properties"], field: "properties")
+            feature = try reader.feature(flat: object, kindFields: kindFields, freeForm: freeForm, id: idJSON)
+        }
+    }
+}
+
+/// Describes a wrong value for an error message: JSON text for scalars (long strings
+/// cut), the shape for arrays and objects.
+private func describe(_ value: JSONValue) -> String {
+    switch value {
+    case let .array(elements): elements.isEmpty ? "[]" : "an array"
+    case let .object(object): object.isEmpty ? "{}" : "an object"
+    case let .number(number) where !number.isFinite: "\(number)"
+    case let .string(string) where string.count > 40: JSONValue.string(String(string.prefix(40)) + "…").jsonString
+    default: value.jsonString
+    }
+}
+
+/// Reads the members of one record, carrying what its errors report.
+private struct RecordReader {
+    let layer: String
+    let index: Int
+    /// The id as JSON text once it is known valid.
+    var idText: String?
+
+    init(layer: String, index: Int) {
+        self.layer = layer
+        self.index = index
+    }
+
+    /// Members of a flat record besides the kind fields.
+    static let flatMembers = ["id", "lon", "lat", "properties"]
+    static let sightingFields = ["species", "count", "observed_at"]
+    static let placeFields = ["name", "category", "dwell_minutes"]
+    static let stationFields = ["name", "lines"]
+
+    static func fieldNames(of kind: LayerKind) -> [String] {
+        switch kind {
+        case .sightings: sightingFields
+        case .places: placeFields
+        case .stations: stationFields
+        case .points: []
+        }
+    }
+
+    func error(_ field: String, _ reason: String) -> EngineError {
+        .invalidRecord(layer: layer, index: index, id: idText, field: field, reason: reason)
+    }
+
+    // MARK: Id and position
+
+    mutating func id(_ value: JSONValue?, kind: LayerKind) throws(EngineError) -> (String, JSONValue) {
+        if kind == .points, value == nil || value == .null { return ("", .null) }
+        guard let value else { throw error("id", "is missing") }
+        guard let key = LayerRecord.idKey(of: value) else {
+            throw error("id", "must be a non-empty string or an integer within ±2^53, got \(describe(value))")
+        }
+        idText = value.jsonString
+        return (key, value)
+    }
+
+    func pointGeometry(_ geometry: JSONValue?) throws(EngineError) -> Coordinate {
+        guard let geometry else { throw error("geometry", "is missing") }
+        guard geometry["type"] == "Point" else {
+            throw error("geometry", "must be a Point geometry, got \(describe(geometry["type"] ?? geometry))")
+        }
+        guard let pair = geometry["coordinates"]?.arrayValue, pair.count == 2 || pair.count == 3,
+              pair.allSatisfy({ $0.doubleValue != nil }) else {
+            throw error("geometry.coordinates", "must be [lon, lat] or [lon, lat, altitude] numbers, got "
+                        + describe(geometry["coordinates"] ?? .null))
+        }
+        return try coordinate(longitude: pair[0], latitude: pair[1])
+    }
+
+    func coordinate(longitude: JSONValue?, latitude: JSONValue?) throws(EngineError) -> Coordinate {
+        Coordinate(longitude: try degrees(longitude, field: "lon", limit: 180),
+                   latitude: try degrees(latitude, field: "lat", limit: 90))
+    }
+
+    private func degrees(_ value: JSONValue?, field: String, limit: Double) throws(EngineError) -> Double {
+        guard let value else { throw error(field, "is missing") }
+        guard let number = value.doubleValue, (-limit...limit).contains(number) else {
+            throw error(field, "must be a number within -\(Int(limit))...\(Int(limit)), got \(describe(value))")
+        }
+        return number
+    }
+
+    // MARK: Kind fields
+
+    func fields(_ kind: LayerKind, from object: JSONObject) throws(EngineError) -> RecordFields {
+        switch kind {
+        case .sightings:
+            let species = try nonEmptyString(object, "species")
+            let count = try count(object["count"])
+            guard let observedValue = object["observed_at"] else { throw error("observed_at", "is missing") }
+            guard let text = observedValue.stringValue else {
+                throw error("observed_at", "must be an RFC 3339 date-time string, got \(describe(observedValue))")
+            }
+            let observedAt: Timestamp
+            do {
+                observedAt = try Timestamp.parse(text)
+            } catch {
+                throw self.error("observed_at", error.description)
+            }
+            return .sighting(species: species, count: count, observedAt: observedAt)
+        case .places:
+            let name = try nonEmptyString(object, "name")
+            let category = try nonEmptyString(object, "category")
+            var dwellMinutes: Double?
+            if let value = object["dwell_minutes"], value != .null {
+                guard let minutes = value.doubleValue, (0...1440).contains(minutes) else {
+                    throw error("dwell_minutes", "must be a number of minutes within 0...1440, got \(describe(value))")
+                }
+                dwellMinutes = minutes
+            }
+            return .place(name: name, category: category, dwellMinutes: dwellMinutes)
+        case .stations:
+            let name = try nonEmptyString(object, "name")
+            return .station(name: name, lines: try lines(object["lines"]))
+        case .points:
+            return .point
+        }
+    }
+
+    private func nonEmptyString(_ object: JSONObject, _ field: String) throws(EngineError) -> String {
+        guard let value = object[field] else { throw error(field, "is missing") }
+        guard let string = value.stringValue, !string.isEmpty else {
+            throw error(field, "must be a non-empty string, got \(describe(value))")
+        }
+        return string
+    }
+
+    private func count(_ value: JSONValue?) throws(EngineError) -> Int {
+        guard let value else { throw error("count", "is missing") }
+        guard let count = value.intValue, count >= 1 else {
+            throw error("count", "must be an integer >= 1, got \(describe(value))")
+        }
+        guard count <= LayerRecord.maxSightingCount else {
+            throw error("count", "must be an integer <= \(LayerRecord.maxSightingCount), got \(describe(value))")
+        }
+        return count
+    }
+
+    private func lines(_ value: JSONValue?) throws(EngineError) -> [String] {
+        guard let value else { throw error("lines", "is missing") }
+        guard let elements = value.arrayValue, !elements.isEmpty else {
+            throw error("lines", "must be a non-empty array of non-empty strings, got \(describe(value))")
+        }
+        var lines: [String] = []
+        lines.reserveCapacity(elements.count)
+        for (position, element) in elements.enumerated() {
+            guard let line = element.stringValue, !line.isEmpty else {
+                throw error("lines", "element \(position) must be a non-empty string, got \(describe(element))")
+            }
+            lines.append(line)
+        }
+        return lines
+    }
+
+    // MARK: Free-form members and the built feature
+
+    func optionalObject(_ value: JSONValue?, field: String) throws(EngineError) -> JSONObject? {
+        guard let value, value != .null else { return nil }
+        guard let object = value.objectValue else {
+            throw error(field, "must be an object or null, got \(describe(value))")
+        }
+        return object
+    }
+
+    /// The Feature for a flat record: kind fields as given, then the free-form members.
+    func feature(flat object: JSONObject, kindFields: [String], freeForm: JSONObject?,
+                 id: JSONValue) throws(EngineError) -> JSONValue {
+        var properties = JSONObject()
+        properties.reserveCapacity(kindFields.count + (freeForm?.count ?? 0))
+        for name in kindFields {
+            if let value = object[name], value != .null { properties[name] = value }
+        }
+        for (key, value) in freeForm ?? JSONObject() {
+            guard !kindFields.contains(key) else {
+                throw error("properties.\(key)", "has the name of a field of the record; give it another name")
+            }
+            properties[key] = value
+        }
+        var feature: JSONObject = ["type": "Feature"]
+        if id != .null { feature["id"] = id }
+        feature["geometry"] = ["type": "Point", "coordinates": [object["lon"] ?? .null, object["lat"] ?? .null]]
+        feature["properties"] = .object(properties)
+        return .object(feature)
+    }
+}
