@@ -1,0 +1,271 @@
+import Foundation
+import Testing
+import GeoCluster
+@testable import GeoClusterEngine
+
+struct LayerRecordTests {
+    static let sighting: JSONObject = [
+        "id": "s7", "lon": 126.9, "lat": 37.5, "species": "Grus monacha", "count": 3,
+        "observed_at": "2024-02-29T23:30:00+09:00", "properties": ["site": "순천만", "observer_id": "obs-1"],
+    ]
+    static let place: JSONObject = [
+        "id": 12, "lon": 129.0, "lat": 35.1, "name": "부산 카페 1", "category": "cafe", "dwell_minutes": 30,
+    ]
+    static let station: JSONObject = ["id": "seoul", "lon": 126.9707, "lat": 37.5547, "name": "서울", "lines": ["KTX", "SRT"]]
+
+    /// The record of `object` with `field` replaced (or removed, for `nil`).
+    static func changing(_ object: JSONObject, _ field: String, to value: JSONValue?) -> JSONValue {
+        var object = object
+        object[field] = value
+        return .object(object)
+    }
+
+    static func rejection(_ json: JSONValue, _ kind: LayerKind) -> EngineError? {
+        do {
+            _ = try LayerRecord(json: json, kind: kind, layer: "test", index: 3)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static func invalid(_ id: String?, _ field: String, _ reason: String) -> EngineError {
+        .invalidRecord(layer: "test", index: 3, id: id, field: field, reason: reason)
+    }
+
+    // MARK: Valid records in both shapes
+
+    @Test func aFlatSightingBuildsItsFeature() throws {
+        let record = try LayerRecord(json: .object(Self.sighting), kind: .sightings, layer: "test", index: 0)
+        #expect(record.idKey == "s7")
+        #expect(record.idJSON == "s7")
+        #expect(record.coordinate == Coordinate(longitude: 126.9, latitude: 37.5))
+        let observedAt = try Timestamp.parse("2024-02-29T23:30:00+09:00")
+        #expect(record.fields == .sighting(species: "Grus monacha", count: 3, observedAt: observedAt))
+        // Kind fields first in schema order, then the free-form members in their order.
+        #expect(record.feature.jsonString == #"{"type":"Feature","id":"s7","geometry":{"type":"Point","coordinates":[126.9,37.5]},"#
+                + #""properties":{"species":"Grus monacha","count":3,"observed_at":"2024-02-29T23:30:00+09:00","site":"순천만","observer_id":"obs-1"}}"#)
+    }
+
+    @Test func aGeoJSONFeatureIsKeptAsGiven() throws {
+        let text = #"{"type":"Feature","id":"s7","bbox":[1,2,1,2],"geometry":{"type":"Point","coordinates":[126.9,37.5,12]},"#
+            + #""properties":{"observer_id":"obs-1","count":3,"nested":{"b":[1,null,"x"],"a":true},"species":"Grus monacha","#
+            + #""observed_at":"2024-02-29T23:30:00+09:00"}}"#
+        let json = try JSONValue.parse(text)
+        let record = try LayerRecord(json: json, kind: .sightings, layer: "test", index: 0)
+        #expect(record.feature.jsonString == text)
+        #expect(record.coordinate == Coordinate(longitude: 126.9, latitude: 37.5))
+        guard case let .sighting(species, count, observedAt) = record.fields else {
+            Issue.record("not a sighting: \(record.fields)")
+            return
+        }
+        #expect(species == "Grus monacha" && count == 3 && observedAt.epochSeconds == 1_709_217_000)
+    }
+
+    @Test func aFlatRecordsFeatureReadsBackAsTheSameRecord() throws {
+        for (object, kind) in [(Self.sighting, LayerKind.sightings), (Self.place, .places), (Self.station, .stations)] {
+            let flat = try LayerRecord(json: .object(object), kind: kind, layer: "test", index: 0)
+            let geoJSON = try LayerRecord(json: flat.feature, kind: kind, layer: "test", index: 0)
+            #expect(geoJSON == flat)
+        }
+    }
+
+    @Test func placesAndStations() throws {
+        let place = try LayerRecord(json: .object(Self.place), kind: .places, layer: "test", index: 0)
+        #expect(place.fields == .place(name: "부산 카페 1", category: "cafe", dwellMinutes: 30))
+        #expect(place.idKey == "#12" && place.idJSON == 12)
+        for dwell: JSONValue? in [nil, .null] {
+            let record = try LayerRecord(json: Self.changing(Self.place, "dwell_minutes", to: dwell),
+                                         kind: .places, layer: "test", index: 0)
+            #expect(record.fields == .place(name: "부산 카페 1", category: "cafe", dwellMinutes: nil))
+            #expect(record.feature["properties"] == ["name": "부산 카페 1", "category": "cafe"])
+        }
+        let station = try LayerRecord(json: .object(Self.station), kind: .stations, layer: "test", index: 0)
+        #expect(station.fields == .station(name: "서울", lines: ["KTX", "SRT"]))
+    }
+
+    @Test func pointsMayLackAnIdAndProperties() throws {
+        let flat = try LayerRecord(json: ["lon": 0, "lat": 0], kind: .points, layer: "test", index: 0)
+        #expect(flat.idKey == "" && flat.idJSON == .null && flat.fields == .point)
+        #expect(flat.feature == ["type": "Feature", "geometry": ["type": "Point", "coordinates": [0, 0]], "properties": [:]])
+        let feature: JSONValue = ["type": "Feature", "id": nil, "geometry": ["type": "Point", "coordinates": [-180, -90]],
+                                  "properties": nil]
+        let geoJSON = try LayerRecord(json: feature, kind: .points, layer: "test", index: 0)
+        #expect(geoJSON.idKey == "" && geoJSON.feature == feature)
+        // Fields of other kinds are free-form here.
+        let free = try LayerRecord(json: ["id": 1, "lon": 180, "lat": 90, "properties": ["count": "many", "name": 5]],
+                                   kind: .points, layer: "test", index: 0)
+        #expect(free.feature["properties"] == ["count": "many", "name": 5])
+    }
+
+    // MARK: Ids
+
+    @Test func stringAndIntegerIdsNeverShareAKey() {
+        #expect(LayerRecord.idKey(of: "7") == "7")
+        #expect(LayerRecord.idKey(of: 7) == "#7")
+        #expect(LayerRecord.idKey(of: 7.0) == "#7")
+        #expect(LayerRecord.idKey(of: "#7") == "##7")
+        #expect(LayerRecord.idKey(of: "##7") == "###7")
+        #expect(LayerRecord.idKey(of: -3) == "#-3")
+        #expect(LayerRecord.idKey(of: .number(-0.0)) == "#0")
+        #expect(LayerRecord.idKey(of: .number(9_007_199_254_740_992)) == "#9007199254740992")
+        #expect(LayerRecord.idKey(of: .number(-9_007_199_254_740_992)) == "#-9007199254740992")
+        #expect(LayerRecord.idKey(of: .number(9_007_199_254_740_994)) == nil)
+        #expect(LayerRecord.idKey(of: 1.5) == nil)
+        #expect(LayerRecord.idKey(of: "") == nil)
+        #expect(LayerRecord.idKey(of: true) == nil)
+        #expect(LayerRecord.idKey(of: nil) == nil)
+        #expect(LayerRecord.idKey(of: ["a"]) == nil)
+        let keys = ["7", 7, "#7", "##7", "#-3", -3, "-3"].compactMap { LayerRecord.idKey(of: $0) }
+        #expect(Set(keys).count == 7)
+    }
+
+    // MARK: Errors, field by field
+
+    @Test func everySightingFieldIsChecked() {
+        let id = #""s7""#
+        let cases: [(String, JSONValue?, EngineError)] = [
+            ("id", nil, Self.invalid(nil, "id", "is missing")),
+            ("id", "", Self.invalid(nil, "id", #"must be a non-empty string or an integer within ±2^53, got """#)),
+            ("id", 1.5, Self.invalid(nil, "id", "must be a non-empty string or an integer within ±2^53, got 1.5")),
+            ("id", .number(9_007_199_254_740_994),
+             Self.invalid(nil, "id", "must be a non-empty string or an integer within ±2^53, got 9007199254740994")),
+            ("id", true, Self.invalid(nil, "id", "must be a non-empty string or an integer within ±2^53, got true")),
+            ("id", nil as JSONValue, Self.invalid(nil, "id", "must be a non-empty string or an integer within ±2^53, got null")),
+            ("lon", nil, Self.invalid(id, "lon", "is missing")),
+            ("lon", "126.9", Self.invalid(id, "lon", #"must be a number within -180...180, got "126.9""#)),
+            ("lon", 180.5, Self.invalid(id, "lon", "must be a number within -180...180, got 180.5")),
+            ("lon", .number(.nan), Self.invalid(id, "lon", "must be a number within -180...180, got nan")),
+            ("lat", -90.01, Self.invalid(id, "lat", "must be a number within -90...90, got -90.01")),
+            ("lat", .number(.infinity), Self.invalid(id, "lat", "must be a number within -90...90, got inf")),
+            ("species", nil, Self.invalid(id, "species", "is missing")),
+            ("species", "", Self.invalid(id, "species", #"must be a non-empty string, got """#)),
+            ("species", ["Grus"], Self.invalid(id, "species", "must be a non-empty string, got an array")),
+            ("count", nil, Self.invalid(id, "count", "is missing")),
+            ("count", 0, Self.invalid(id, "count", "must be an integer >= 1, got 0")),
+            ("count", -2, Self.invalid(id, "count", "must be an integer >= 1, got -2")),
+            ("count", 2.5, Self.invalid(id, "count", "must be an integer >= 1, got 2.5")),
+            ("count", "3", Self.invalid(id, "count", #"must be an integer >= 1, got "3""#)),
+            ("count", 1_000_000_001, Self.invalid(id, "count", "must be an integer <= 1000000000, got 1000000001")),
+            ("observed_at", nil, Self.invalid(id, "observed_at", "is missing")),
+            ("observed_at", 1_709_217_000,
+             Self.invalid(id, "observed_at", "must be an RFC 3339 date-time string, got 1709217000")),
+            ("observed_at", "2024-02-29T23:30:00",
+             Self.invalid(id, "observed_at", #""2024-02-29T23:30:00" has no UTC offset (add Z or +HH:MM)"#)),
+            ("observed_at", "2024-02-30T23:30:00Z",
+             Self.invalid(id, "observed_at", #""2024-02-30T23:30:00Z" has day 30, outside 01...29 for month 2 of year 2024"#)),
+            ("properties", 5, Self.invalid(id, "properties", "must be an object or null, got 5")),
+            ("properties", ["count": 2],
+             Self.invalid(id, "properties.count", "has the name of a field of the record; give it another name")),
+            ("specie", "Grus grus", Self.invalid(id, "specie",
+                                                 #"is not a field of a sightings record; free-form members go under "properties""#)),
+            ("type", "Sighting", Self.invalid(nil, "type", #"must be "Feature" (or absent for a flat record), got "Sighting""#)),
+        ]
+        for (field, value, expected) in cases {
+            let json = Self.changing(Self.sighting, field, to: value)
+            #expect(Self.rejection(json, .sightings) == expected, "\(field): \(value.map(\.jsonString) ?? "absent")")
+        }
+        #expect(Self.rejection(.array([]), .sightings)
+                == Self.invalid(nil, "record", "must be a JSON object (a GeoJSON Feature or a flat record), got []"))
+    }
+
+    @Test func everyPlaceFieldIsChecked() {
+        let id = "12"
+        let cases: [(String, JSONValue?, EngineError)] = [
+            ("name", nil, Self.invalid(id, "name", "is missing")),
+            ("name", 5, Self.invalid(id, "name", "must be a non-empty string, got 5")),
+            ("category", "", Self.invalid(id, "category", #"must be a non-empty string, got """#)),
+            ("category", nil, Self.invalid(id, "category", "is missing")),
+            ("dwell_minutes", -1, Self.invalid(id, "dwell_minutes", "must be a number of minutes within 0...1440, got -1")),
+            ("dwell_minutes", 1440.5, Self.invalid(id, "dwell_minutes", "must be a number of minutes within 0...1440, got 1440.5")),
+            ("dwell_minutes", "30", Self.invalid(id, "dwell_minutes", #"must be a number of minutes within 0...1440, got "30""#)),
+            ("properties", ["dwell_minutes": 5],
+             Self.invalid(id, "properties.dwell_minutes", "has the name of a field of the record; give it another name")),
+            ("lines", ["KTX"], Self.invalid(id, "lines", #"is not a field of a places record; free-form members go under "properties""#)),
+        ]
+        for (field, value, expected) in cases {
+            #expect(Self.rejection(Self.changing(Self.place, field, to: value), .places) == expected, "\(field)")
+        }
+        #expect(Self.rejection(Self.changing(Self.place, "dwell_minutes", to: 1440), .places) == nil)
+    }
+
+    @Test func everyStationFieldIsChecked() {
+        let id = #""seoul""#
+        let cases: [(String, JSONValue?, EngineError)] = [
+            ("name", "", Self.invalid(id, "name", #"must be a non-empty string, got """#)),
+            ("lines", nil, Self.invalid(id, "lines", "is missing")),
+            ("lines", [], Self.invalid(id, "lines", "must be a non-empty array of non-empty strings, got []")),
+            ("lines", "KTX", Self.invalid(id, "lines", #"must be a non-empty array of non-empty strings, got "KTX""#)),
+            ("lines", ["KTX", ""], Self.invalid(id, "lines", #"element 1 must be a non-empty string, got """#)),
+            ("lines", ["KTX", "SRT", 3], Self.invalid(id, "lines", "element 2 must be a non-empty string, got 3")),
+        ]
+        for (field, value, expected) in cases {
+            #expect(Self.rejection(Self.changing(Self.station, field, to: value), .stations) == expected, "\(field)")
+        }
+    }
+
+    @Test func geoJSONStructureIsChecked() throws {
+        let valid: JSONObject = ["type": "Feature", "id": "seoul", "geometry": ["type": "Point", "coordinates": [126.97, 37.55]],
+                                 "properties": ["name": "서울", "lines": ["KTX"]]]
+        let id = #""seoul""#
+        let cases: [(String, JSONValue?, EngineError)] = [
+            ("type", "feature", Self.invalid(nil, "type", #"must be "Feature" (or absent for a flat record), got "feature""#)),
+            ("geometry", nil, Self.invalid(id, "geometry", "is missing")),
+            ("geometry", ["type": "LineString", "coordinates": [[0, 0], [1, 1]]],
+             Self.invalid(id, "geometry", #"must be a Point geometry, got "LineString""#)),
+            ("geometry", [1, 2], Self.invalid(id, "geometry", "must be a Point geometry, got an array")),
+            ("geometry", ["type": "Point", "coordinates": [126.97]],
+             Self.invalid(id, "geometry.coordinates", "must be [lon, lat] or [lon, lat, altitude] numbers, got an array")),
+            ("geometry", ["type": "Point", "coordinates": ["126.97", 37.55]],
+             Self.invalid(id, "geometry.coordinates", "must be [lon, lat] or [lon, lat, altitude] numbers, got an array")),
+            ("geometry", ["type": "Point"],
+             Self.invalid(id, "geometry.coordinates", "must be [lon, lat] or [lon, lat, altitude] numbers, got null")),
+            ("geometry", ["type": "Point", "coordinates": [226.97, 37.55]],
+             Self.invalid(id, "lon", "must be a number within -180...180, got 226.97")),
+            ("properties", nil, Self.invalid(id, "name", "is missing")),
+            ("properties", "서울", Self.invalid(id, "properties", #"must be an object or null, got "서울""#)),
+            ("id", 0.5, Self.invalid(nil, "id", "must be a non-empty string or an integer within ±2^53, got 0.5")),
+        ]
+        for (field, value, expected) in cases {
+            #expect(Self.rejection(Self.changing(valid, field, to: value), .stations) == expected, "\(field)")
+        }
+        // Foreign members are allowed in a Feature, unlike in a flat record.
+        #expect(Self.rejection(Self.changing(valid, "title", to: "Seoul Station"), .stations) == nil)
+    }
+
+    @Test func theErrorReadsWell() {
+        let error = EngineError.invalidRecord(layer: "sightings", index: 3, id: #""s7""#, field: "count",
+                                              reason: "must be an integer >= 1, got 0")
+        #expect(error.description == #"layer "sightings", record 3 (id "s7"): field "count": must be an integer >= 1, got 0"#)
+        #expect(error.code == "invalid_record")
+        #expect(error.category == .badRequest)
+        #expect(error.field == "count")
+        let anonymous = EngineError.invalidRecord(layer: "points", index: 0, id: nil, field: "lat", reason: "is missing")
+        #expect(anonymous.description == #"layer "points", record 0: field "lat": is missing"#)
+        let long = String(repeating: "a", count: 50)
+        #expect(Self.rejection(Self.changing(Self.sighting, "count", to: .string(long)), .sightings)
+                == Self.invalid(#""s7""#, "count", "must be an integer >= 1, got \"\(String(repeating: "a", count: 40))…\""))
+    }
+
+    // MARK: The sample layers
+
+    static let dataDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Data")
+
+    @Test(arguments: [("sightings", LayerKind.sightings), ("places", .places), ("stations", .stations),
+                      ("kr_cities", .places)])
+    func everySampleFeatureParses(name: String, kind: LayerKind) throws {
+        let url = Self.dataDirectory.appendingPathComponent("\(name).geojson")
+        let document = try JSONValue.parse([UInt8](Data(contentsOf: url)))
+        let features = try #require(document["features"]?.arrayValue)
+        #expect(!features.isEmpty)
+        var keys = Set<String>()
+        for (index, feature) in features.enumerated() {
+            let record = try LayerRecord(json: feature, kind: kind, layer: name, index: index)
+            #expect(record.feature == feature)
+            keys.insert(record.idKey)
+        }
+        #expect(keys.count == features.count, "ids are unique")
+    }
+}
