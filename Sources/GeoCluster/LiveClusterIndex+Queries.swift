@@ -1,0 +1,564 @@
+/// Queries of the live index: clusters in a viewport, children, leaves, expansion zoom
+/// and tiles, each under a ``LiveFilter``.
+///
+/// How clusters are formed at zoom `z` (grid level `L = z + levelShift`):
+/// 1. the totals of the points that pass the filter are gathered per non-empty level-`L`
+///    cell, from node totals where the filter allows, from single points otherwise;
+/// 2. cells are visited by decreasing count (then row, then column); an unvisited cell
+///    takes each unvisited neighbour (of its 8) whose mean position is within half the
+///    radius of its own, in pixels at `z`;
+/// 3. two groups whose positions are still within half the radius merge when all their
+///    cells fit in the 3 x 3 block around the larger group's first cell (up to 3 rounds);
+/// 4. a group of at least `minPoints` points is a cluster at the mean position of its
+///    points; a smaller group shows its points.
+/// A cluster id is `zoom << 48 | cellX << 28 | cellY << 8 | neighbourMask`: the first
+/// cell and which of its 8 neighbours belong to the cluster. Children of a cluster are
+/// formed the same way one zoom deeper, from the cells inside the cluster's cells only,
+/// so their counts always add up to the cluster's.
+extension LiveClusterIndex {
+    // MARK: Public queries
+
+    /// Clusters and single points whose positions lie inside `bbox` at `zoom`
+    /// (fractional zooms floor; zooms outside `minZoom...maxZoom + 1` clamp to it). Cells
+    /// within two cells of the box are considered so that clusters at the edge of a view
+    /// are formed as in a larger view. A box crossing the antimeridian is answered as its
+    /// two halves, eastern first; clusters are not merged across the antimeridian.
+    public func clusters(in bbox: BoundingBox, zoom: Double, filter: LiveFilter = .all) throws(GeoClusterError) -> LiveAnswer {
+        let z = try clampedZoom(zoom)
+        var answer = LiveAnswer(features: [], summaries: [])
+        for span in bbox.spans {
+            let rect = UnitRect(minX: WebMercator.x(longitude: span.west), minY: WebMercator.y(latitude: span.north),
+                                maxX: WebMercator.x(longitude: span.east), maxY: WebMercator.y(latitude: span.south))
+            appendClusters(in: rect, zoom: z, filter: filter, into: &answer)
+        }
+        return answer
+    }
+
+    /// The items one zoom deeper that a cluster splits into: clusters formed from the
+    /// cluster's own cells, and single points. Their counts add up to the cluster's.
+    public func children(of clusterID: Int, filter: LiveFilter = .all) throws(GeoClusterError) -> LiveAnswer {
+        let address = try decode(clusterID)
+        var answer = LiveAnswer(features: [], summaries: [])
+        if address.zoom == options.maxZoom {
+            for member in address.members {
+                forEachPoint(level: address.level, cx: member.x, cy: member.y, filter: filter) { entry in
+                    answer.features.append(pointFeature(entry))
+                    return true
+                }
+            }
+        } else {
+            var contributions: [Contribution] = []
+            for member in address.members {
+                collect(level: address.level + 1, x0: member.x << 1, y0: member.y << 1,
+                        x1: member.x << 1 | 1, y1: member.y << 1 | 1, filter: filter, into: &contributions)
+            }
+            let grid = fold(contributions)
+            let groups = group(grid, zoom: address.zoom + 1)
+            for group in groups {
+                appendGroup(group, grid: grid, zoom: address.zoom + 1, filter: filter, within: nil, into: &answer)
+            }
+        }
+        guard !answer.features.isEmpty else { throw .unknownCluster(id: clusterID) }
+        return answer
+    }
+
+    /// A page of the points of a cluster (slots), `limit` after skipping `offset`, in a
+    /// stable order: the cluster's cells in id order, each in quadtree order by partition.
+    public func leaves(of clusterID: Int, limit: Int = 10, offset: Int = 0,
+                       filter: LiveFilter = .all) throws(GeoClusterError) -> LeavesPage {
+        guard limit >= 0 else { throw .invalidPagination(reason: "limit must not be negative, got \(limit)") }
+        guard offset >= 0 else { throw .invalidPagination(reason: "offset must not be negative, got \(offset)") }
+        let address = try decode(clusterID)
+        var total = 0
+        var skip = offset
+        var page: [Int] = []
+        for member in address.members {
+            let cellTotal = count(level: address.level, cx: member.x, cy: member.y, filter: filter)
+            total += cellTotal
+            if page.count >= limit { continue }
+            if skip >= cellTotal {
+                skip -= cellTotal
+                continue
+            }
+            forEachPoint(level: address.level, cx: member.x, cy: member.y, filter: filter) { entry in
+                if skip > 0 {
+                    skip -= 1
+                    return true
+                }
+                page.append(Int(entry.slot))
+                return page.count < limit
+            }
+        }
+        guard total > 0 else { throw .unknownCluster(id: clusterID) }
+        return LeavesPage(pointIndices: page, total: total)
+    }
+
+    /// The zoom at which a cluster first shows as more than one item.
+    public func expansionZoom(of clusterID: Int, filter: LiveFilter = .all) throws(GeoClusterError) -> Int {
+        var id = clusterID
+        var zoom = try decode(id).zoom
+        while zoom < options.maxZoom {
+            let next = try children(of: id, filter: filter).features
+            guard next.count == 1, let childID = next[0].clusterID else { return zoom + 1 }
+            id = childID
+            zoom += 1
+        }
+        return options.maxZoom + 1
+    }
+
+    /// The items of one tile with pixel positions relative to it and a buffer of
+    /// `radius` pixels around it.
+    public func tile(_ address: TileAddress, filter: LiveFilter = .all) throws(GeoClusterError) -> (features: [TileFeature], summaries: [LiveSummary]) {
+        let z = try clampedZoom(Double(address.z))
+        let z2 = Double(address.tilesPerAxis)
+        let p = options.radiusPixels / Double(options.extent)
+        let x = Double(address.x), y = Double(address.y)
+        let rect = UnitRect(minX: max(0, (x - p) / z2), minY: max(0, (y - p) / z2),
+                            maxX: min(1, (x + 1 + p) / z2), maxY: min(1, (y + 1 + p) / z2))
+        var answer = LiveAnswer(features: [], summaries: [])
+        appendClusters(in: rect, zoom: z, filter: filter, into: &answer)
+        let extent = Double(options.extent)
+        let features = answer.features.map { feature in
+            let px = WebMercator.x(longitude: feature.coordinate.longitude)
+            let py = WebMercator.y(latitude: feature.coordinate.latitude)
+            return TileFeature(kind: feature.kind,
+                               pixelX: Int(RadiusClusterIndex.roundHalfUp(extent * (px * z2 - x))),
+                               pixelY: Int(RadiusClusterIndex.roundHalfUp(extent * (py * z2 - y))),
+                               aggregateIndex: feature.aggregateIndex)
+        }
+        return (features, answer.summaries)
+    }
+
+    /// Number of points that pass `filter`.
+    public func count(filter: LiveFilter) -> Int {
+        count(level: 0, cx: 0, cy: 0, filter: filter)
+    }
+
+    // MARK: Cluster ids
+
+    struct ClusterAddress {
+        var zoom: Int
+        var level: Int
+        var members: [(x: UInt32, y: UInt32)]
+    }
+
+    /// The 8 neighbours in mask-bit order.
+    static let neighbourOffsets: [(dx: Int, dy: Int)] = [(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)]
+
+    func clusterID(zoom: Int, x: UInt32, y: UInt32, mask: UInt8) -> Int {
+        zoom << 48 | Int(x) << 28 | Int(y) << 8 | Int(mask)
+    }
+
+    func decode(_ id: Int) throws(GeoClusterError) -> ClusterAddress {
+        guard id >= 0 else { throw .unknownCluster(id: id) }
+        let zoom = id >> 48
+        guard zoom >= options.minZoom, zoom <= options.maxZoom else { throw .unknownCluster(id: id) }
+        let level = zoom + options.levelShift
+        let x = Int((id >> 28) & 0xFFFFF), y = Int((id >> 8) & 0xFFFFF)
+        let side = 1 << level
+        guard x < side, y < side else { throw .unknownCluster(id: id) }
+        var members: [(x: UInt32, y: UInt32)] = [(UInt32(x), UInt32(y))]
+        for (bit, offset) in Self.neighbourOffsets.enumerated() where id & (1 << bit) != 0 {
+            let nx = x + offset.dx, ny = y + offset.dy
+            guard nx >= 0, ny >= 0, nx < side, ny < side else { throw .unknownCluster(id: id) }
+            members.append((UInt32(nx), UInt32(ny)))
+        }
+        return ClusterAddress(zoom: zoom, level: level, members: members)
+    }
+
+    func clampedZoom(_ zoom: Double) throws(GeoClusterError) -> Int {
+        guard zoom.isFinite else { throw .invalidZoom(value: zoom, reason: "is not a finite number") }
+        return Int(max(Double(options.minZoom), min(zoom.rounded(.down), Double(options.maxZoom + 1))))
+    }
+
+    // MARK: Forming clusters
+
+    struct UnitRect {
+        var minX: Double, minY: Double, maxX: Double, maxY: Double
+
+        @inline(__always)
+        func contains(_ x: Double, _ y: Double) -> Bool { x >= minX && x <= maxX && y >= minY && y <= maxY }
+    }
+
+    /// Appends the items whose positions lie in `rect` (projected units) at zoom `z`.
+    func appendClusters(in rect: UnitRect, zoom z: Int, filter: LiveFilter, into answer: inout LiveAnswer) {
+        if z > options.maxZoom {
+            let level = min(32, options.maxZoom + options.levelShift + 1)
+            let (x0, y0, x1, y1) = cellRange(rect, level: level, margin: 0)
+            forEachPoint(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { entry in
+                if rect.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) {
+                    answer.features.append(pointFeature(entry))
+                }
+                return true
+            }
+            return
+        }
+        let level = z + options.levelShift
+        let (x0, y0, x1, y1) = cellRange(rect, level: level, margin: 2)
+        var contributions: [Contribution] = []
+        collect(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
+        let grid = fold(contributions)
+        for group in group(grid, zoom: z) {
+            appendGroup(group, grid: grid, zoom: z, filter: filter, within: rect, into: &answer)
+        }
+    }
+
+    /// Cell coordinates at `level` covering `rect`, widened by `margin` cells.
+    func cellRange(_ rect: UnitRect, level: Int, margin: Int) -> (UInt32, UInt32, UInt32, UInt32) {
+        let side = Double(UInt64(1) << UInt64(level))
+        let last = Int(side) - 1
+        func cell(_ v: Double) -> Int { min(last, max(0, Int((v * side).rounded(.down)))) }
+        return (UInt32(max(0, cell(rect.minX) - margin)), UInt32(max(0, cell(rect.minY) - margin)),
+                UInt32(min(last, cell(rect.maxX) + margin)), UInt32(min(last, cell(rect.maxY) + margin)))
+    }
+
+    /// The totals of one node (or one point) for one grid cell of one partition.
+    struct Contribution {
+        var x: UInt32
+        var y: UInt32
+        var partition: Int
+        var aggregate: NodeAggregate
+        /// A slot of a point in it; the point itself when the count is 1.
+        var slot: UInt32
+    }
+
+    /// A non-empty grid cell with its totals; its partition counts are
+    /// `histogram[histogramStart..<histogramEnd]`.
+    struct GridCell {
+        var x: UInt32
+        var y: UInt32
+        var aggregate: NodeAggregate
+        var slot: UInt32
+        var histogramStart: Int
+        var histogramEnd: Int
+    }
+
+    struct Grid {
+        /// Cells by row, then column.
+        var cells: [GridCell]
+        var histogram: [(partition: Int, count: Int)]
+
+        func find(_ x: Int, _ y: Int) -> Int? {
+            guard x >= 0, y >= 0 else { return nil }
+            let key = (UInt64(y) << 32) | UInt64(x)
+            var low = 0, high = cells.count
+            while low < high {
+                let mid = (low + high) / 2
+                let k = (UInt64(cells[mid].y) << 32) | UInt64(cells[mid].x)
+                if k < key { low = mid + 1 } else { high = mid }
+            }
+            guard low < cells.count, cells[low].x == UInt32(x), cells[low].y == UInt32(y) else { return nil }
+            return low
+        }
+    }
+
+    /// Gathers per-cell totals at `level` within the cell range, over the filter's partitions.
+    func collect(level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
+                 into contributions: inout [Contribution]) {
+        forEachTree(filter) { partition, tree in
+            Self.collect(tree, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
+                         partition: partition, into: &contributions)
+        }
+    }
+
+    func forEachTree(_ filter: LiveFilter, _ body: (Int, QuadNode) -> Void) {
+        if let partitions = filter.partitions {
+            for partition in partitions.sorted() where partition >= 0 && partition < trees.count {
+                body(partition, trees[partition])
+            }
+        } else {
+            for (partition, tree) in trees.enumerated() { body(partition, tree) }
+        }
+    }
+
+    static func collect(_ node: QuadNode, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
+                        filter: LiveFilter, partition: Int, into contributions: inout [Contribution]) {
+        guard node.aggregate.count > 0 else { return }
+        if node.level >= level {
+            let cx = QuadNode.cell(node.qx, level: level), cy = QuadNode.cell(node.qy, level: level)
+            guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { return }
+            if !filter.testsPoints {
+                contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: node.aggregate,
+                                                  slot: node.firstSlot))
+                return
+            }
+            var aggregate = NodeAggregate()
+            var slot = UInt32.max
+            node.forEachEntry { entry in
+                if filter.passes(entry) {
+                    aggregate.add(entry)
+                    if slot == UInt32.max { slot = entry.slot }
+                }
+            }
+            if aggregate.count > 0 {
+                contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate, slot: slot))
+            }
+            return
+        }
+        let shift = UInt32(level - node.level)
+        let nx0 = QuadNode.cell(node.qx, level: node.level) << shift
+        let ny0 = QuadNode.cell(node.qy, level: node.level) << shift
+        let span = (UInt32(1) << shift) &- 1
+        guard nx0 <= x1, nx0 &+ span >= x0, ny0 <= y1, ny0 &+ span >= y0 else { return }
+        if node.isLeaf {
+            for entry in node.entries where filter.passes(entry) {
+                let cx = QuadNode.cell(entry.qx, level: level), cy = QuadNode.cell(entry.qy, level: level)
+                guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { continue }
+                var aggregate = NodeAggregate()
+                aggregate.add(entry)
+                contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate, slot: entry.slot))
+            }
+            return
+        }
+        for child in node.children {
+            collect(child, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
+                    partition: partition, into: &contributions)
+        }
+    }
+
+    /// Sums contributions per cell, with counts per partition.
+    func fold(_ contributions: [Contribution]) -> Grid {
+        let sorted = contributions.sorted {
+            ($0.y, $0.x, $0.partition, $0.slot) < ($1.y, $1.x, $1.partition, $1.slot)
+        }
+        var grid = Grid(cells: [], histogram: [])
+        grid.cells.reserveCapacity(sorted.count)
+        for c in sorted {
+            if let last = grid.cells.last, last.x == c.x, last.y == c.y {
+                let i = grid.cells.count - 1
+                grid.cells[i].aggregate.add(c.aggregate)
+                grid.cells[i].slot = min(grid.cells[i].slot, c.slot)
+                if grid.histogram.last?.partition == c.partition {
+                    grid.histogram[grid.histogram.count - 1].count += c.aggregate.count
+                } else {
+                    grid.histogram.append((c.partition, c.aggregate.count))
+                    grid.cells[i].histogramEnd += 1
+                }
+            } else {
+                grid.histogram.append((c.partition, c.aggregate.count))
+                grid.cells.append(GridCell(x: c.x, y: c.y, aggregate: c.aggregate, slot: c.slot,
+                                           histogramStart: grid.histogram.count - 1, histogramEnd: grid.histogram.count))
+            }
+        }
+        return grid
+    }
+
+    struct Group {
+        /// Index of the first cell in the grid.
+        var first: Int
+        var mask: UInt8
+        var members: [Int]
+        var aggregate: NodeAggregate
+    }
+
+    /// Forms the display groups of a grid at zoom `z` (steps 2 and 3 above).
+    func group(_ grid: Grid, zoom z: Int) -> [Group] {
+        let cells = grid.cells
+        guard !cells.isEmpty else { return [] }
+        let scale = Double(options.extent) * Double(UInt64(1) << UInt64(z))
+        let limit = options.radiusPixels / 2 / scale
+        let limitSquared = limit * limit
+        func close(_ a: NodeAggregate, _ b: NodeAggregate) -> Bool {
+            let dx = a.x - b.x, dy = a.y - b.y
+            return dx * dx + dy * dy < limitSquared
+        }
+        let order = cells.indices.sorted {
+            cells[$0].aggregate.count != cells[$1].aggregate.count
+                ? cells[$0].aggregate.count > cells[$1].aggregate.count : $0 < $1
+        }
+        var owner = [Int](repeating: -1, count: cells.count)
+        var groups: [Group] = []
+        for i in order where owner[i] < 0 {
+            var group = Group(first: i, mask: 0, members: [i], aggregate: cells[i].aggregate)
+            owner[i] = groups.count
+            for (bit, offset) in Self.neighbourOffsets.enumerated() {
+                guard let j = grid.find(Int(cells[i].x) + offset.dx, Int(cells[i].y) + offset.dy),
+                      owner[j] < 0, close(cells[i].aggregate, cells[j].aggregate) else { continue }
+                owner[j] = groups.count
+                group.mask |= 1 << UInt8(bit)
+                group.members.append(j)
+                group.aggregate.add(cells[j].aggregate)
+            }
+            groups.append(group)
+        }
+        // Groups whose positions still come too close merge when the result stays in
+        // the 3 x 3 block of the larger one's first cell. Pairs are found by a sweep
+        // over the groups sorted by x.
+        for _ in 0..<3 {
+            let xs = groups.map(\.aggregate.x), ys = groups.map(\.aggregate.y)
+            let byX = groups.indices.sorted { xs[$0] != xs[$1] ? xs[$0] < xs[$1] : $0 < $1 }
+            var alive = [Bool](repeating: true, count: groups.count)
+            var merged = false
+            for (k, a) in byX.enumerated() {
+                var next = k + 1
+                while next < byX.count, alive[a], xs[byX[next]] - xs[a] < limit {
+                    let b = byX[next]
+                    next += 1
+                    guard alive[b], abs(ys[b] - ys[a]) < limit, close(groups[a].aggregate, groups[b].aggregate) else {
+                        continue
+                    }
+                    let (winner, loser) = Self.ranks(groups[a], before: groups[b]) ? (a, b) : (b, a)
+                    guard let mask = absorbedMask(groups[winner], groups[loser], cells) else { continue }
+                    groups[winner].mask = mask
+                    groups[winner].members += groups[loser].members
+                    groups[winner].aggregate.add(groups[loser].aggregate)
+                    alive[loser] = false
+                    merged = true
+                }
+            }
+            if !merged { break }
+            groups = groups.indices.filter { alive[$0] }.map { groups[$0] }
+        }
+        return groups
+    }
+
+    /// The winner's mask with the loser's cells added, or `nil` when one of them is
+    /// outside the 3 x 3 block around the winner's first cell.
+    func absorbedMask(_ winner: Group, _ loser: Group, _ cells: [GridCell]) -> UInt8? {
+        let fx = Int(cells[winner.first].x), fy = Int(cells[winner.first].y)
+        var mask = winner.mask
+        for m in loser.members {
+            let dx = Int(cells[m].x) - fx, dy = Int(cells[m].y) - fy
+            guard let bit = Self.neighbourOffsets.firstIndex(where: { $0.dx == dx && $0.dy == dy }) else { return nil }
+            mask |= 1 << UInt8(bit)
+        }
+        return mask
+    }
+
+    /// Larger count first, then the earlier first cell (row, then column).
+    static func ranks(_ a: Group, before b: Group) -> Bool {
+        a.aggregate.count != b.aggregate.count ? a.aggregate.count > b.aggregate.count : a.first < b.first
+    }
+
+    /// Appends a group as a cluster, or its points when it is smaller than `minPoints`;
+    /// only items positioned inside `rect` when one is given.
+    func appendGroup(_ group: Group, grid: Grid, zoom: Int, filter: LiveFilter, within rect: UnitRect?,
+                     into answer: inout LiveAnswer) {
+        let aggregate = group.aggregate
+        if aggregate.count >= options.minPoints {
+            let x = aggregate.x, y = aggregate.y
+            if let rect, !rect.contains(x, y) { return }
+            let first = grid.cells[group.first]
+            answer.features.append(ClusterFeature(
+                kind: .cluster(id: clusterID(zoom: zoom, x: first.x, y: first.y, mask: group.mask), pointCount: aggregate.count),
+                coordinate: Coordinate(longitude: WebMercator.longitude(x: x), latitude: WebMercator.latitude(y: y)),
+                aggregateIndex: answer.summaries.count))
+            answer.summaries.append(summary(group, grid: grid))
+            return
+        }
+        let level = zoom + options.levelShift
+        if group.members.count == 1, grid.cells[group.first].aggregate.count == 1,
+           let point = table[Int(grid.cells[group.first].slot)] {
+            // The common case of one point: no second walk.
+            let entry = LeafEntry(point.point, slot: grid.cells[group.first].slot, qx: point.qx, qy: point.qy)
+            if rect?.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) ?? true {
+                answer.features.append(pointFeature(entry))
+            }
+            return
+        }
+        var members = group.members.map { (grid.cells[$0].x, grid.cells[$0].y) }
+        members.sort { ($0.1, $0.0) < ($1.1, $1.0) }
+        for (cx, cy) in members {
+            forEachPoint(level: level, cx: cx, cy: cy, filter: filter) { entry in
+                if rect?.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) ?? true {
+                    answer.features.append(pointFeature(entry))
+                }
+                return true
+            }
+        }
+    }
+
+    func summary(_ group: Group, grid: Grid) -> LiveSummary {
+        var counts: [(partition: Int, count: Int)] = []
+        for m in group.members {
+            let cell = grid.cells[m]
+            counts.append(contentsOf: grid.histogram[cell.histogramStart..<cell.histogramEnd])
+        }
+        counts.sort { $0.partition < $1.partition }
+        var combined: [(partition: Int, count: Int)] = []
+        for item in counts {
+            if combined.last?.partition == item.partition {
+                combined[combined.count - 1].count += item.count
+            } else {
+                combined.append(item)
+            }
+        }
+        combined.sort { $0.count != $1.count ? $0.count > $1.count : $0.partition < $1.partition }
+        let latest = group.aggregate.latestSlot == UInt32.max ? nil : Int(group.aggregate.latestSlot)
+        return LiveSummary(weight: group.aggregate.weight, latestSlot: latest, partitionCounts: combined)
+    }
+
+    func pointFeature(_ entry: LeafEntry) -> ClusterFeature {
+        let coordinate = table[Int(entry.slot)]?.point.coordinate
+            ?? Coordinate(longitude: WebMercator.longitude(x: LeafEntry.unquantize(entry.qx)),
+                          latitude: WebMercator.latitude(y: LeafEntry.unquantize(entry.qy)))
+        return ClusterFeature(kind: .point(index: Int(entry.slot)), coordinate: coordinate)
+    }
+
+    // MARK: Walking points
+
+    /// Points that pass in one grid cell, partition by partition in quadtree order;
+    /// `body` returns false to stop.
+    func forEachPoint(level: Int, cx: UInt32, cy: UInt32, filter: LiveFilter, _ body: (LeafEntry) -> Bool) {
+        forEachPoint(level: level, x0: cx, y0: cy, x1: cx, y1: cy, filter: filter, body)
+    }
+
+    func forEachPoint(level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
+                      _ body: (LeafEntry) -> Bool) {
+        var going = true
+        forEachTree(filter) { _, tree in
+            guard going else { return }
+            going = Self.walk(tree, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body)
+        }
+    }
+
+    static func walk(_ node: QuadNode, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
+                     filter: LiveFilter, _ body: (LeafEntry) -> Bool) -> Bool {
+        if node.level >= level {
+            let cx = QuadNode.cell(node.qx, level: level), cy = QuadNode.cell(node.qy, level: level)
+            guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { return true }
+        } else {
+            let shift = UInt32(level - node.level)
+            let nx0 = QuadNode.cell(node.qx, level: node.level) << shift
+            let ny0 = QuadNode.cell(node.qy, level: node.level) << shift
+            let span = (UInt32(1) << shift) &- 1
+            guard nx0 <= x1, nx0 &+ span >= x0, ny0 <= y1, ny0 &+ span >= y0 else { return true }
+        }
+        if node.isLeaf {
+            for entry in node.entries where filter.passes(entry) {
+                let cx = QuadNode.cell(entry.qx, level: level), cy = QuadNode.cell(entry.qy, level: level)
+                guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { continue }
+                if !body(entry) { return false }
+            }
+            return true
+        }
+        for child in node.children {
+            if !walk(child, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body) { return false }
+        }
+        return true
+    }
+
+    /// Points that pass in one grid cell, from node totals when the filter allows.
+    func count(level: Int, cx: UInt32, cy: UInt32, filter: LiveFilter) -> Int {
+        var contributions: [Contribution] = []
+        collect(level: level, x0: cx, y0: cy, x1: cx, y1: cy, filter: filter, into: &contributions)
+        return contributions.reduce(0) { $0 + $1.aggregate.count }
+    }
+}
+
+extension QuadNode {
+    /// The first point's slot in quadtree order.
+    var firstSlot: UInt32 {
+        var node = self
+        while !node.isLeaf { node = node.children[0] }
+        return node.entries.first?.slot ?? UInt32.max
+    }
+
+    func forEachEntry(_ body: (LeafEntry) -> Void) {
+        if isLeaf {
+            for entry in entries { body(entry) }
+        } else {
+            for child in children { child.forEachEntry(body) }
+        }
+    }
+}

@@ -1,0 +1,523 @@
+/// One point of a live layer, as the index sees it: where it is and the few values that
+/// filters and aggregates need. What the point means (a sighting, a place) stays with
+/// the caller, who addresses points by slot.
+public struct LivePoint: Sendable, Hashable {
+    public var coordinate: Coordinate
+    /// The point's class for filtering and per-cluster counts (a species, a category);
+    /// `0..<LiveClusterIndex.maxPartitions`. Layers without classes use 0.
+    public var partition: Int
+    /// Summed per cluster (individuals of a sighting); 1 where nothing is counted.
+    public var weight: Int
+    /// Seconds since 1970 for the `latest` aggregate; `Int64.min` when the point has no time.
+    public var time: Int64
+    /// Local calendar day (days since 1970-01-01) for date filters.
+    public var day: Int32
+    /// Local month 1...12 for season filters, 0 when the point has no date.
+    public var month: Int
+
+    public init(coordinate: Coordinate, partition: Int = 0, weight: Int = 1, time: Int64 = .min,
+                day: Int32 = 0, month: Int = 0) {
+        self.coordinate = coordinate
+        self.partition = partition
+        self.weight = weight
+        self.time = time
+        self.day = day
+        self.month = month
+    }
+}
+
+/// Which points a live query counts. Every count, position and aggregate of the answer
+/// describes only the points that pass.
+public struct LiveFilter: Sendable {
+    /// Allowed partitions (species, categories), `nil` for all. A query visits only the
+    /// quadtrees of these partitions.
+    public var partitions: [Int]?
+    /// Allowed local days, inclusive.
+    public var days: ClosedRange<Int32>?
+    /// Allowed months as a bit set: bit `m` for month `m` (1...12).
+    public var months: UInt16?
+    /// Any other per-point test, by slot (for example a station's lines).
+    public var predicate: (@Sendable (Int) -> Bool)?
+
+    public init(partitions: [Int]? = nil, days: ClosedRange<Int32>? = nil, months: UInt16? = nil,
+                predicate: (@Sendable (Int) -> Bool)? = nil) {
+        self.partitions = partitions
+        self.days = days
+        self.months = months
+        self.predicate = predicate
+    }
+
+    public static let all = LiveFilter()
+
+    /// Whether counts need a look at single points; otherwise node totals answer.
+    var testsPoints: Bool { days != nil || months != nil || predicate != nil }
+
+    @inline(__always)
+    func passes(_ entry: LeafEntry) -> Bool {
+        if let days, !days.contains(entry.day) { return false }
+        if let months, months & (1 << UInt16(entry.month)) == 0 { return false }
+        if let predicate, !predicate(Int(entry.slot)) { return false }
+        return true
+    }
+}
+
+/// What a live cluster knows about its points besides count and position.
+public struct LiveSummary: Sendable, Hashable {
+    /// Sum of the points' weights (individuals).
+    public var weight: Int
+    /// Slot of the most recent point (largest time, then largest slot); `nil` when no
+    /// point has a time.
+    public var latestSlot: Int?
+    /// Points per partition, largest count first, then by partition number.
+    public var partitionCounts: [(partition: Int, count: Int)]
+
+    public static func == (a: LiveSummary, b: LiveSummary) -> Bool {
+        a.weight == b.weight && a.latestSlot == b.latestSlot
+            && a.partitionCounts.map(\.partition) == b.partitionCounts.map(\.partition)
+            && a.partitionCounts.map(\.count) == b.partitionCounts.map(\.count)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(weight)
+        hasher.combine(latestSlot)
+        for item in partitionCounts {
+            hasher.combine(item.partition)
+            hasher.combine(item.count)
+        }
+    }
+}
+
+/// The answer of a live query: features, and for each cluster feature the summary its
+/// ``ClusterFeature/aggregateIndex`` points to.
+public struct LiveAnswer: Sendable {
+    public var features: [ClusterFeature]
+    public var summaries: [LiveSummary]
+}
+
+/// The `live` clustering algorithm: a layer that changes while it is queried.
+///
+/// Points live in one compressed quadtree per partition (a species, a category), in
+/// Web Mercator quantised to 32 bits per axis. Every node keeps the totals of its points
+/// (count, coordinate sums, weight, latest), so any quadtree cell's totals are at hand
+/// without visiting points. The clusters at zoom `z` are the non-empty grid cells of
+/// level `z + levelShift` (each about `radius` pixels wide), placed at the mean position of
+/// their points; neighbouring cells whose positions would be drawn closer than half the
+/// radius are merged for display (see ``LiveClusterIndex/clusters(in:zoom:filter:)``).
+///
+/// The index is a value. A change (``insert(_:slot:)``, ``remove(slot:)``) copies only the
+/// nodes on its path (`O(log n)` for a balanced layer, at most 32 levels), so a writer can
+/// change a copy while readers keep answering from the version they hold.
+///
+/// Cluster ids are addresses: zoom, grid cell and which neighbouring cells are merged
+/// into it. A cluster whose cells did not change keeps its id across unrelated updates.
+public struct LiveClusterIndex: Sendable {
+    public let options: LiveClusterOptions
+    /// One quadtree per partition; the root covers the whole world.
+    var trees: [QuadNode] = []
+    /// Every point by slot, `nil` for a free slot.
+    var table = PersistentVector<StoredPoint?>()
+    public private(set) var count = 0
+
+    /// Partitions are small integers; the bound keeps per-query arrays small.
+    public static let maxPartitions = 1 << 16
+
+    public init(options: LiveClusterOptions = LiveClusterOptions()) throws(GeoClusterError) {
+        try options.validate()
+        self.options = options
+    }
+
+    /// Builds an index of `points`, each at the slot of its position in the array.
+    public init(points: [LivePoint], options: LiveClusterOptions = LiveClusterOptions()) throws(GeoClusterError) {
+        try self.init(options: options)
+        for (slot, point) in points.enumerated() {
+            try insert(point, slot: slot)
+        }
+    }
+
+    /// Number of slots, used and free; the next unused slot.
+    public var slotCount: Int { table.count }
+
+    /// The point at a slot, `nil` if the slot is free or beyond ``slotCount``.
+    public func point(at slot: Int) -> LivePoint? {
+        guard slot >= 0, slot < table.count else { return nil }
+        return table[slot]?.point
+    }
+
+    /// Adds a point at a free slot (``slotCount`` or a slot freed by ``remove(slot:)``).
+    public mutating func insert(_ point: LivePoint, slot: Int) throws(GeoClusterError) {
+        let valid = try Coordinate.validated(longitude: point.coordinate.longitude,
+                                             latitude: point.coordinate.latitude, index: slot)
+        guard (0..<Self.maxPartitions).contains(point.partition) else {
+            throw .invalidOptions(reason: "partition must be within 0..<\(Self.maxPartitions), got \(point.partition)")
+        }
+        guard slot >= 0, slot <= table.count, slot < Int(UInt32.max) else {
+            throw .invalidOptions(reason: "slot \(slot) is beyond the next free slot \(table.count)")
+        }
+        guard slot == table.count || table[slot] == nil else {
+            throw .invalidOptions(reason: "slot \(slot) is taken")
+        }
+        var point = point
+        point.coordinate = valid
+        let entry = LeafEntry(point, slot: UInt32(slot))
+        let stored = StoredPoint(point: point, qx: entry.qx, qy: entry.qy)
+        if slot == table.count { table.append(stored) } else { table[slot] = stored }
+        while trees.count <= point.partition { trees.append(QuadNode.root) }
+        Self.insert(entry, into: &trees[point.partition], bucketSize: options.bucketSize)
+        count += 1
+    }
+
+    /// Removes the point at a slot, which becomes free; returns it, or `nil` if the slot
+    /// held none.
+    @discardableResult
+    public mutating func remove(slot: Int) -> LivePoint? {
+        guard slot >= 0, slot < table.count, let stored = table[slot] else { return nil }
+        let entry = LeafEntry(stored.point, slot: UInt32(slot), qx: stored.qx, qy: stored.qy)
+        Self.remove(entry, from: &trees[stored.point.partition], bucketSize: options.bucketSize)
+        table[slot] = nil
+        count -= 1
+        return stored.point
+    }
+
+    /// Moves or changes the point at a taken slot.
+    public mutating func update(_ point: LivePoint, slot: Int) throws(GeoClusterError) {
+        _ = try Coordinate.validated(longitude: point.coordinate.longitude,
+                                     latitude: point.coordinate.latitude, index: slot)
+        guard let old = remove(slot: slot) else {
+            throw .invalidOptions(reason: "slot \(slot) is free")
+        }
+        do {
+            try insert(point, slot: slot)
+        } catch {
+            try! insert(old, slot: slot) // Restores what was there: it was valid before.
+            throw error
+        }
+    }
+
+    /// Bounds of every point, `[west, south, east, north]`, `nil` when empty. Cheap: the
+    /// quantised extremes come from a walk down the quadtrees' outer edges.
+    public var bounds: [Double]? {
+        var minX = UInt32.max, minY = UInt32.max, maxX = UInt32.min, maxY = UInt32.min
+        for tree in trees where tree.aggregate.count > 0 {
+            tree.extremes(&minX, &minY, &maxX, &maxY)
+        }
+        guard minX <= maxX else { return nil }
+        return [WebMercator.longitude(x: LeafEntry.unquantize(minX)), WebMercator.latitude(y: LeafEntry.unquantize(maxY)),
+                WebMercator.longitude(x: LeafEntry.unquantize(maxX)), WebMercator.latitude(y: LeafEntry.unquantize(minY))]
+    }
+
+    // MARK: Quadtree changes
+
+    static func insert(_ entry: LeafEntry, into node: inout QuadNode, bucketSize: Int) {
+        node.aggregate.add(entry)
+        if node.isLeaf {
+            node.entries.append(entry)
+            if node.entries.count > bucketSize, node.level < 32 { split(&node, bucketSize: bucketSize) }
+        } else {
+            place(entry, under: &node, bucketSize: bucketSize)
+        }
+    }
+
+    /// Puts an entry into the right child of an inner node (whose totals already count it).
+    static func place(_ entry: LeafEntry, under node: inout QuadNode, bucketSize: Int) {
+        for i in node.children.indices where node.children[i].contains(entry.qx, entry.qy) {
+            insert(entry, into: &node.children[i], bucketSize: bucketSize)
+            return
+        }
+        let childLevel = node.level + 1
+        let quadrant = QuadNode.quadrant(entry.qx, entry.qy, level: childLevel)
+        if let i = node.children.firstIndex(where: { $0.quadrant(at: childLevel) == quadrant }) {
+            // A deeper child shares the quadrant: a new inner node where their paths part.
+            let sibling = node.children[i]
+            var common = childLevel
+            while common + 1 < sibling.level,
+                  QuadNode.cell(entry.qx, level: common + 1) == QuadNode.cell(sibling.qx, level: common + 1),
+                  QuadNode.cell(entry.qy, level: common + 1) == QuadNode.cell(sibling.qy, level: common + 1) {
+                common += 1
+            }
+            var parent = QuadNode(level: common, qx: entry.qx, qy: entry.qy)
+            parent.isLeaf = false
+            parent.aggregate = sibling.aggregate
+            parent.aggregate.add(entry)
+            var leaf = QuadNode(level: common + 1, qx: entry.qx, qy: entry.qy)
+            leaf.aggregate.add(entry)
+            leaf.entries = [entry]
+            let leafFirst = leaf.quadrant(at: common + 1) < sibling.quadrant(at: common + 1)
+            parent.children = leafFirst ? [leaf, sibling] : [sibling, leaf]
+            node.children[i] = parent
+            return
+        }
+        var leaf = QuadNode(level: childLevel, qx: entry.qx, qy: entry.qy)
+        leaf.aggregate.add(entry)
+        leaf.entries = [entry]
+        let position = node.children.firstIndex { $0.quadrant(at: childLevel) > quadrant } ?? node.children.count
+        node.children.insert(leaf, at: position)
+    }
+
+    /// Turns an overfull leaf into an inner node. When all its points share a deeper
+    /// cell, one child at that cell takes them all, so a spot with thousands of points
+    /// does not build a chain of single-child nodes.
+    static func split(_ node: inout QuadNode, bucketSize: Int) {
+        let entries = node.entries
+        var common = 32
+        let first = entries[0]
+        for entry in entries.dropFirst() {
+            let dx = first.qx ^ entry.qx, dy = first.qy ^ entry.qy
+            common = min(common, (dx | dy).leadingZeroBitCount)
+        }
+        node.entries = []
+        node.isLeaf = false
+        node.children = []
+        if common > node.level + 1 {
+            var child = QuadNode(level: common, qx: first.qx, qy: first.qy)
+            child.aggregate = node.aggregate
+            child.entries = entries
+            if entries.count > bucketSize, common < 32 { split(&child, bucketSize: bucketSize) }
+            node.children = [child]
+            return
+        }
+        for entry in entries { place(entry, under: &node, bucketSize: bucketSize) }
+    }
+
+    static func remove(_ entry: LeafEntry, from node: inout QuadNode, bucketSize: Int) {
+        let wasLatest = node.aggregate.latestTime == entry.time && node.aggregate.latestSlot == entry.slot
+        node.aggregate.subtract(entry)
+        if node.isLeaf {
+            if let i = node.entries.firstIndex(where: { $0.slot == entry.slot }) { node.entries.remove(at: i) }
+            if wasLatest { node.aggregate.resetLatest(node.entries) }
+            return
+        }
+        guard let i = node.children.firstIndex(where: { $0.contains(entry.qx, entry.qy) }) else { return }
+        remove(entry, from: &node.children[i], bucketSize: bucketSize)
+        if node.children[i].aggregate.count == 0 {
+            node.children.remove(at: i)
+        } else if !node.children[i].isLeaf, node.children[i].aggregate.count <= bucketSize / 2 {
+            // A small subtree folds back into one leaf.
+            var entries: [LeafEntry] = []
+            node.children[i].collectEntries(into: &entries)
+            let aggregate = node.children[i].aggregate
+            var leaf = QuadNode(level: node.children[i].level, qx: node.children[i].qx, qy: node.children[i].qy)
+            leaf.aggregate = aggregate
+            leaf.entries = entries
+            node.children[i] = leaf
+        } else if !node.children[i].isLeaf, node.children[i].children.count == 1 {
+            node.children[i] = node.children[i].children[0]
+        }
+        if node.children.isEmpty && node.level == 0 {
+            node = QuadNode.root
+            return
+        }
+        if wasLatest { node.aggregate.resetLatest(children: node.children) }
+    }
+}
+
+// MARK: - Storage
+
+/// A point as stored in a leaf: enough to place, filter and total it without a lookup.
+struct LeafEntry: Sendable {
+    var qx: UInt32
+    var qy: UInt32
+    var slot: UInt32
+    var day: Int32
+    var time: Int64
+    var weight: Int32
+    var month: UInt8
+    var partition: UInt16
+
+    init(_ point: LivePoint, slot: UInt32) {
+        self.init(point, slot: slot, qx: Self.quantize(WebMercator.x(longitude: point.coordinate.longitude)),
+                  qy: Self.quantize(WebMercator.y(latitude: point.coordinate.latitude)))
+    }
+
+    init(_ point: LivePoint, slot: UInt32, qx: UInt32, qy: UInt32) {
+        self.qx = qx
+        self.qy = qy
+        self.slot = slot
+        self.day = point.day
+        self.time = point.time
+        self.weight = Int32(clamping: point.weight)
+        self.month = UInt8(clamping: point.month)
+        self.partition = UInt16(clamping: point.partition)
+    }
+
+    /// Projected [0, 1] to 32 bits: steps of 2^-32 of the world, under a centimetre.
+    @inline(__always)
+    static func quantize(_ unit: Double) -> UInt32 {
+        let scaled = unit * 4_294_967_296.0
+        return scaled <= 0 ? 0 : scaled >= 4_294_967_295.0 ? UInt32.max : UInt32(scaled)
+    }
+
+    @inline(__always)
+    static func unquantize(_ value: UInt32) -> Double { Double(value) / 4_294_967_296.0 }
+}
+
+struct StoredPoint: Sendable {
+    var point: LivePoint
+    var qx: UInt32
+    var qy: UInt32
+}
+
+/// Totals of the points below a node. Coordinate sums are integers so that adding and
+/// removing points never drifts.
+struct NodeAggregate: Sendable {
+    var count = 0
+    var sumX: Int64 = 0
+    var sumY: Int64 = 0
+    var weight = 0
+    var latestTime = Int64.min
+    var latestSlot = UInt32.max
+
+    @inline(__always)
+    mutating func add(_ entry: LeafEntry) {
+        count += 1
+        sumX += Int64(entry.qx)
+        sumY += Int64(entry.qy)
+        weight += Int(entry.weight)
+        noteLatest(time: entry.time, slot: entry.slot)
+    }
+
+    @inline(__always)
+    mutating func add(_ other: NodeAggregate) {
+        count += other.count
+        sumX += other.sumX
+        sumY += other.sumY
+        weight += other.weight
+        if other.latestSlot != UInt32.max { noteLatest(time: other.latestTime, slot: other.latestSlot) }
+    }
+
+    mutating func subtract(_ entry: LeafEntry) {
+        count -= 1
+        sumX -= Int64(entry.qx)
+        sumY -= Int64(entry.qy)
+        weight -= Int(entry.weight)
+    }
+
+    /// Latest is the largest (time, slot) among points with a time.
+    @inline(__always)
+    mutating func noteLatest(time: Int64, slot: UInt32) {
+        guard time != Int64.min else { return }
+        if latestSlot == UInt32.max || time > latestTime || (time == latestTime && slot > latestSlot) {
+            latestTime = time
+            latestSlot = slot
+        }
+    }
+
+    mutating func resetLatest(_ entries: [LeafEntry]) {
+        latestTime = .min
+        latestSlot = .max
+        for entry in entries { noteLatest(time: entry.time, slot: entry.slot) }
+    }
+
+    mutating func resetLatest(children: [QuadNode]) {
+        latestTime = .min
+        latestSlot = .max
+        for child in children where child.aggregate.latestSlot != UInt32.max {
+            noteLatest(time: child.aggregate.latestTime, slot: child.aggregate.latestSlot)
+        }
+    }
+
+    var x: Double { Double(sumX) / Double(count) / 4_294_967_296.0 }
+    var y: Double { Double(sumY) / Double(count) / 4_294_967_296.0 }
+}
+
+/// A node of a compressed quadtree: the cell `(qx, qy) >> (32 - level)` at `level`.
+/// Children are strictly deeper cells in distinct quadrants, in quadrant order; a chain
+/// of single children is never stored (a child may be many levels deeper).
+struct QuadNode: Sendable {
+    var level: Int
+    /// Any quantised position inside the cell; the cell follows from `level`.
+    var qx: UInt32
+    var qy: UInt32
+    var aggregate = NodeAggregate()
+    var isLeaf = true
+    var children: [QuadNode] = []
+    var entries: [LeafEntry] = []
+
+    init(level: Int, qx: UInt32, qy: UInt32) {
+        self.level = level
+        self.qx = qx
+        self.qy = qy
+    }
+
+    static var root: QuadNode { QuadNode(level: 0, qx: 0, qy: 0) }
+
+    @inline(__always)
+    static func cell(_ q: UInt32, level: Int) -> UInt32 { level == 0 ? 0 : q >> UInt32(32 - level) }
+
+    @inline(__always)
+    func contains(_ x: UInt32, _ y: UInt32) -> Bool {
+        level == 0 || (Self.cell(x, level: level) == Self.cell(qx, level: level)
+                       && Self.cell(y, level: level) == Self.cell(qy, level: level))
+    }
+
+    /// Quadrant order at a level: 0 north-west, 1 north-east, 2 south-west, 3 south-east.
+    @inline(__always)
+    static func quadrant(_ x: UInt32, _ y: UInt32, level: Int) -> Int {
+        Int(cell(y, level: level) & 1) << 1 | Int(cell(x, level: level) & 1)
+    }
+
+    @inline(__always)
+    func quadrant(at level: Int) -> Int { Self.quadrant(qx, qy, level: level) }
+
+    func collectEntries(into result: inout [LeafEntry]) {
+        if isLeaf {
+            result.append(contentsOf: entries)
+        } else {
+            for child in children { child.collectEntries(into: &result) }
+        }
+    }
+
+    func extremes(_ minX: inout UInt32, _ minY: inout UInt32, _ maxX: inout UInt32, _ maxY: inout UInt32) {
+        if isLeaf {
+            for e in entries {
+                minX = min(minX, e.qx); maxX = max(maxX, e.qx)
+                minY = min(minY, e.qy); maxY = max(maxY, e.qy)
+            }
+            return
+        }
+        for child in children { child.extremes(&minX, &minY, &maxX, &maxY) }
+    }
+
+    /// Verifies the node's invariants; for tests.
+    func _checkInvariants() -> Bool {
+        var total = NodeAggregate()
+        if isLeaf {
+            guard children.isEmpty else { return false }
+            for e in entries {
+                guard contains(e.qx, e.qy) else { return false }
+                total.add(e)
+            }
+        } else {
+            guard entries.isEmpty, !children.isEmpty || level == 0 else { return false }
+            var lastQuadrant = -1
+            for child in children {
+                guard child.level > level, contains(child.qx, child.qy), child._checkInvariants() else { return false }
+                let q = child.quadrant(at: level + 1)
+                guard q > lastQuadrant else { return false }
+                lastQuadrant = q
+                total.add(child.aggregate)
+            }
+        }
+        return total.count == aggregate.count && total.sumX == aggregate.sumX && total.sumY == aggregate.sumY
+            && total.weight == aggregate.weight && total.latestSlot == aggregate.latestSlot
+            && (total.latestSlot == UInt32.max || total.latestTime == aggregate.latestTime)
+    }
+}
+
+extension LiveClusterIndex {
+    /// Verifies every quadtree's invariants and that the trees hold exactly the table's
+    /// points; for tests.
+    public func _checkInvariants() -> Bool {
+        var total = 0
+        for (partition, tree) in trees.enumerated() {
+            guard tree.level == 0, tree._checkInvariants() else { return false }
+            var entries: [LeafEntry] = []
+            tree.collectEntries(into: &entries)
+            for e in entries {
+                guard let stored = table[Int(e.slot)], stored.point.partition == partition,
+                      stored.qx == e.qx, stored.qy == e.qy else { return false }
+            }
+            total += entries.count
+        }
+        return total == count
+    }
+}

@@ -1,0 +1,291 @@
+import Testing
+@testable import GeoCluster
+
+/// The live index against a brute-force model: after random interleavings of inserts,
+/// moves and deletes, every zoom's clusters, counts, positions, aggregates, children and
+/// leaves equal what a plain scan of the model's points gives.
+struct LiveClusterIndexTests {
+    static let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 9, bucketSize: 4)
+
+    /// The model: a plain dictionary of the points that should be in the index.
+    struct Model {
+        var points: [Int: LivePoint] = [:]
+
+        func passing(_ filter: LiveFilter) -> [(slot: Int, point: LivePoint)] {
+            points.filter { slot, point in
+                if let partitions = filter.partitions, !partitions.contains(point.partition) { return false }
+                return filter.passes(LeafEntry(point, slot: UInt32(slot)))
+            }.map { ($0.key, $0.value) }.sorted { $0.slot < $1.slot }
+        }
+
+        /// The grid of one level computed by scanning every point.
+        func grid(level: Int, filter: LiveFilter, index: LiveClusterIndex) -> LiveClusterIndex.Grid {
+            var contributions: [LiveClusterIndex.Contribution] = []
+            for (slot, point) in passing(filter) {
+                let entry = LeafEntry(point, slot: UInt32(slot))
+                var aggregate = NodeAggregate()
+                aggregate.add(entry)
+                contributions.append(.init(x: QuadNode.cell(entry.qx, level: level), y: QuadNode.cell(entry.qy, level: level),
+                                           partition: point.partition, aggregate: aggregate, slot: entry.slot))
+            }
+            return index.fold(contributions)
+        }
+
+        /// Slots of the passing points inside some cells of a level.
+        func slots(level: Int, cells: [(x: UInt32, y: UInt32)], filter: LiveFilter) -> Set<Int> {
+            Set(passing(filter).filter { slot, point in
+                let entry = LeafEntry(point, slot: UInt32(slot))
+                let cx = QuadNode.cell(entry.qx, level: level), cy = QuadNode.cell(entry.qy, level: level)
+                return cells.contains { $0.x == cx && $0.y == cy }
+            }.map(\.slot))
+        }
+    }
+
+    static func randomPoint(_ random: inout SeededRandom) -> LivePoint {
+        let spot = random.unit()
+        let coordinate: Coordinate
+        if spot < 0.1 {
+            coordinate = Coordinate(longitude: 126.9707, latitude: 37.5547) // many on one spot
+        } else if spot < 0.2 {
+            coordinate = Coordinate(longitude: random.between(-180, 180), latitude: random.between(-85, 85))
+        } else {
+            coordinate = Coordinate(longitude: random.between(126.5, 127.5), latitude: random.between(37, 38))
+        }
+        let day = Int32(19_000 + Int(random.next() % 800))
+        return LivePoint(coordinate: coordinate, partition: Int(random.next() % 5), weight: 1 + Int(random.next() % 20),
+                         time: Int64(day) * 86_400 + Int64(random.next() % 86_400), day: day,
+                         month: 1 + Int(random.next() % 12))
+    }
+
+    static let filters: [LiveFilter] = [
+        .all,
+        LiveFilter(partitions: [1, 3]),
+        LiveFilter(days: 19_200...19_500),
+        LiveFilter(partitions: [0], months: 1 << 11 | 1 << 12 | 1 << 1),
+        LiveFilter(predicate: { $0 % 3 != 0 }),
+    ]
+
+    /// Checks every zoom of the world against the model under one filter.
+    static func checkAgainstModel(_ index: LiveClusterIndex, _ model: Model, filter: LiveFilter) throws {
+        #expect(index.count(filter: filter) == model.passing(filter).count)
+        for zoom in options.minZoom...options.maxZoom {
+            let level = zoom + options.levelShift
+            let grid = model.grid(level: level, filter: filter, index: index)
+            let groups = index.group(grid, zoom: zoom)
+            let answer = try index.clusters(in: .world, zoom: Double(zoom), filter: filter)
+            var expectedClusters: [Int: (count: Int, x: Double, y: Double, summary: LiveSummary)] = [:]
+            var expectedPoints = Set<Int>()
+            for group in groups {
+                let members = group.members.map { (x: grid.cells[$0].x, y: grid.cells[$0].y) }
+                if group.aggregate.count >= options.minPoints {
+                    let first = grid.cells[group.first]
+                    let id = index.clusterID(zoom: zoom, x: first.x, y: first.y, mask: group.mask)
+                    expectedClusters[id] = (group.aggregate.count, group.aggregate.x, group.aggregate.y,
+                                            index.summary(group, grid: grid))
+                } else {
+                    expectedPoints.formUnion(model.slots(level: level, cells: members, filter: filter))
+                }
+            }
+            var seenClusters = 0
+            var seenPoints = Set<Int>()
+            var total = 0
+            for feature in answer.features {
+                total += feature.pointCount
+                switch feature.kind {
+                case let .point(slot):
+                    seenPoints.insert(slot)
+                    #expect(feature.coordinate == model.points[slot]?.coordinate)
+                case let .cluster(id, count):
+                    seenClusters += 1
+                    let expected = try #require(expectedClusters[id], "zoom \(zoom): unexpected cluster \(id)")
+                    #expect(count == expected.count)
+                    #expect(abs(WebMercator.x(longitude: feature.coordinate.longitude) - expected.x) < 1e-9)
+                    #expect(abs(WebMercator.y(latitude: feature.coordinate.latitude) - expected.y) < 1e-9)
+                    #expect(answer.summaries[feature.aggregateIndex!] == expected.summary)
+                }
+            }
+            #expect(seenClusters == expectedClusters.count, "zoom \(zoom)")
+            #expect(seenPoints == expectedPoints, "zoom \(zoom)")
+            #expect(total == model.passing(filter).count, "zoom \(zoom): every point once")
+
+            // Each cluster: leaves are exactly its cells' points, children add up.
+            for feature in answer.features.prefix(8) {
+                guard case let .cluster(id, count) = feature.kind else { continue }
+                let address = try index.decode(id)
+                let expectedLeaves = model.slots(level: address.level, cells: address.members, filter: filter)
+                var leaves = Set<Int>()
+                var offset = 0
+                while true {
+                    let page = try index.leaves(of: id, limit: 7, offset: offset, filter: filter)
+                    #expect(page.total == count)
+                    if page.pointIndices.isEmpty { break }
+                    leaves.formUnion(page.pointIndices)
+                    offset += page.pointIndices.count
+                }
+                #expect(offset == count)
+                #expect(leaves == expectedLeaves)
+                let children = try index.children(of: id, filter: filter)
+                #expect(children.features.reduce(0) { $0 + $1.pointCount } == count)
+                let expansion = try index.expansionZoom(of: id, filter: filter)
+                #expect(expansion > zoom && expansion <= options.maxZoom + 1)
+            }
+        }
+        // Above maxZoom every passing point stands alone.
+        let top = try index.clusters(in: .world, zoom: Double(options.maxZoom + 1), filter: filter)
+        #expect(Set(top.features.compactMap(\.pointIndex)) == Set(model.passing(filter).map(\.slot)))
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func randomChangesMatchTheModel(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        var index = try LiveClusterIndex(options: Self.options)
+        var model = Model()
+        var free: [Int] = []
+        for step in 1...600 {
+            let action = random.unit()
+            if action < 0.6 || model.points.isEmpty {
+                let slot = free.popLast() ?? index.slotCount
+                let point = Self.randomPoint(&random)
+                try index.insert(point, slot: slot)
+                model.points[slot] = point
+            } else if action < 0.8 {
+                let slot = model.points.keys.sorted()[Int(random.next() % UInt64(model.points.count))]
+                var point = Self.randomPoint(&random)
+                if random.unit() < 0.5 { point.coordinate = model.points[slot]!.coordinate } // change, not move
+                try index.update(point, slot: slot)
+                model.points[slot] = point
+            } else {
+                let slot = model.points.keys.sorted()[Int(random.next() % UInt64(model.points.count))]
+                #expect(index.remove(slot: slot) == model.points[slot])
+                model.points[slot] = nil
+                free.append(slot)
+            }
+            if step % 150 == 0 {
+                let consistent = index._checkInvariants()
+                #expect(consistent, "quadtree invariants after step \(step)")
+                #expect(index.count == model.points.count)
+                for filter in Self.filters {
+                    try Self.checkAgainstModel(index, model, filter: filter)
+                }
+            }
+        }
+    }
+
+    @Test func removingEverythingLeavesAnEmptyIndex() throws {
+        var random = SeededRandom(seed: 9)
+        var index = try LiveClusterIndex(options: Self.options)
+        for slot in 0..<300 { try index.insert(Self.randomPoint(&random), slot: slot) }
+        for slot in (0..<300).reversed() { index.remove(slot: slot) }
+        #expect(index.count == 0)
+        let consistent = index._checkInvariants()
+        #expect(consistent)
+        #expect(index.bounds == nil)
+        #expect(try index.clusters(in: .world, zoom: 3).features.isEmpty)
+    }
+
+    @Test func aSnapshotIsUnchangedByLaterWrites() throws {
+        var random = SeededRandom(seed: 4)
+        var index = try LiveClusterIndex(options: Self.options)
+        for slot in 0..<200 { try index.insert(Self.randomPoint(&random), slot: slot) }
+        let snapshot = index
+        let before = try snapshot.clusters(in: .world, zoom: 5).features
+        for slot in 0..<100 { index.remove(slot: slot) }
+        for slot in 0..<100 { try index.insert(Self.randomPoint(&random), slot: slot) }
+        #expect(try snapshot.clusters(in: .world, zoom: 5).features == before)
+        let consistent = snapshot._checkInvariants() && index._checkInvariants()
+        #expect(consistent)
+    }
+
+    @Test func unrelatedChangesKeepClusterIDs() throws {
+        var index = try LiveClusterIndex(options: Self.options)
+        var random = SeededRandom(seed: 5)
+        for slot in 0..<100 {
+            try index.insert(LivePoint(coordinate: Coordinate(longitude: random.between(126.9, 127.0),
+                                                              latitude: random.between(37.5, 37.6))), slot: slot)
+        }
+        let before = try index.clusters(in: .world, zoom: 6).features.compactMap(\.clusterID)
+        // Far away: Busan.
+        for slot in 100..<150 {
+            try index.insert(LivePoint(coordinate: Coordinate(longitude: 129.04, latitude: 35.11)), slot: slot)
+        }
+        let after = try index.clusters(in: .world, zoom: 6).features.compactMap(\.clusterID)
+        #expect(!before.isEmpty)
+        #expect(Set(before).isSubset(of: Set(after)))
+    }
+
+    @Test func badInputIsRejectedAndChangesNothing() throws {
+        var index = try LiveClusterIndex(options: Self.options)
+        try index.insert(LivePoint(coordinate: Coordinate(longitude: 10, latitude: 10)), slot: 0)
+        #expect(throws: GeoClusterError.self) {
+            try index.insert(LivePoint(coordinate: Coordinate(longitude: 500, latitude: 10)), slot: 1)
+        }
+        #expect(throws: GeoClusterError.self) {
+            try index.insert(LivePoint(coordinate: Coordinate(longitude: 1, latitude: 1)), slot: 0)
+        }
+        #expect(throws: GeoClusterError.self) {
+            try index.update(LivePoint(coordinate: Coordinate(longitude: .nan, latitude: 1)), slot: 0)
+        }
+        #expect(index.count == 1)
+        #expect(index.point(at: 0)?.coordinate == Coordinate(longitude: 10, latitude: 10))
+        #expect(throws: GeoClusterError.unknownCluster(id: 12345)) { try index.children(of: 12345) }
+        #expect(throws: GeoClusterError.self) { try LiveClusterIndex(options: .init(radiusPixels: 0)) }
+        #expect(throws: GeoClusterError.self) { try LiveClusterIndex(options: .init(maxZoom: 30)) }
+    }
+
+    /// Share of output features closer than half the radius (in pixels) to another one.
+    static func crowdedShare(_ features: [ClusterFeature], zoom: Int, radius: Double, extent: Int) -> (Int, Int) {
+        let scale = Double(extent) * Double(1 << zoom)
+        let xy = features.map { (WebMercator.x(longitude: $0.coordinate.longitude) * scale,
+                                 WebMercator.y(latitude: $0.coordinate.latitude) * scale) }
+        let order = xy.indices.sorted { xy[$0].0 < xy[$1].0 }
+        var crowded = Set<Int>()
+        for (k, a) in order.enumerated() {
+            var next = k + 1
+            while next < order.count, xy[order[next]].0 - xy[a].0 < radius / 2 {
+                let b = order[next]
+                let dx = xy[a].0 - xy[b].0, dy = xy[a].1 - xy[b].1
+                if dx * dx + dy * dy < radius * radius / 4 { crowded.insert(a); crowded.insert(b) }
+                next += 1
+            }
+        }
+        return (crowded.count, features.count)
+    }
+
+    /// Clusters do not pile up: on the same points and zooms, the share of features drawn
+    /// closer than radius/2 to another is at most twice the radius algorithm's (plus one
+    /// feature's worth, since that share is often exactly zero).
+    @Test func clustersAreNotDrawnOnTopOfEachOther() throws {
+        var random = SeededRandom(seed: 11)
+        var coordinates: [Coordinate] = []
+        let hotspots = (0..<20).map { _ in (random.between(126.3, 129.2), random.between(34.3, 38.2), random.between(0.01, 0.15)) }
+        for _ in 0..<20_000 {
+            if random.unit() < 0.1 {
+                coordinates.append(Coordinate(longitude: random.between(126, 129.5), latitude: random.between(34, 38.5)))
+            } else {
+                let h = hotspots[Int(random.next() % 20)]
+                // Box-Muller from two uniforms.
+                let u = max(1e-12, random.unit()), v = random.unit()
+                let r = (-2 * CMath.log(u)).squareRoot()
+                coordinates.append(Coordinate(longitude: h.0 + r * CMath.cos(2 * .pi * v) * h.2,
+                                              latitude: h.1 + r * CMath.sin(2 * .pi * v) * h.2))
+            }
+        }
+        let radius = 60.0
+        let live = try LiveClusterIndex(points: coordinates.map { LivePoint(coordinate: $0) },
+                                        options: .init(radiusPixels: radius, extent: 512, maxZoom: 16))
+        let reference = try RadiusClusterIndex(coordinates: coordinates,
+                                               options: .init(radiusPixels: radius, extent: 512, maxZoom: 16))
+        var ours = (0, 0), theirs = (0, 0)
+        for zoom in 0...16 {
+            let a = Self.crowdedShare(try live.clusters(in: .world, zoom: Double(zoom)).features,
+                                      zoom: zoom, radius: radius, extent: 512)
+            let b = Self.crowdedShare(try reference.clusters(in: .world, zoom: Double(zoom)),
+                                      zoom: zoom, radius: radius, extent: 512)
+            ours = (ours.0 + a.0, ours.1 + a.1)
+            theirs = (theirs.0 + b.0, theirs.1 + b.1)
+        }
+        let ourShare = Double(ours.0) / Double(ours.1), theirShare = Double(theirs.0) / Double(theirs.1)
+        print("crowded features (closer than radius/2): live \(ours.0)/\(ours.1) = \(ourShare), radius \(theirs.0)/\(theirs.1) = \(theirShare)")
+        #expect(ourShare <= 2 * theirShare + 1 / Double(ours.1))
+    }
+}
