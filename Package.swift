@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -33,7 +35,15 @@ let package = Package(
         // Swift wrapper over PROJ: transforms, geodesic distance, typed errors.
         .target(name: "GeoProjection", dependencies: ["CProj"], swiftSettings: strictSettings),
         // Layers, the request model and the one dispatcher every transport calls.
-        .target(name: "GeoClusterEngine", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
+        .target(
+            name: "GeoClusterEngine",
+            dependencies: [
+                "GeoCluster",
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Atomics", package: "swift-atomics"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The HTTP transport: Hummingbird routes that translate HTTP to engine requests and back.
         .target(
             name: "GeoClusterHTTP",

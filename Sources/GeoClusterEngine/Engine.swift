@@ -1,11 +1,48 @@
 import GeoCluster
 
+/// A loaded layer: built once with the radius algorithm (supercluster-compatible,
+/// read-only), or live (typed records, writes, filters and aggregates).
+public enum EngineLayer: Sendable {
+    case radius(Layer)
+    case live(LiveLayerStore)
+
+    public var name: String {
+        switch self {
+        case let .radius(layer): layer.name
+        case let .live(store): store.name
+        }
+    }
+
+    public var kind: LayerKind {
+        switch self {
+        case let .radius(layer): layer.kind
+        case let .live(store): store.kind
+        }
+    }
+
+    /// Points in the current version.
+    public var pointCount: Int {
+        switch self {
+        case let .radius(layer): layer.features.count
+        case let .live(store): store.layer.count
+        }
+    }
+
+    public var summary: JSONValue {
+        switch self {
+        case let .radius(layer): layer.summary
+        case let .live(store): store.layer.summary
+        }
+    }
+}
+
 /// The one place where queries are answered. Transports decode their input into a
 /// ``Request``, call ``execute(_:)`` and encode the result; no query logic lives in a
 /// transport.
 ///
-/// The loaded layers are immutable values, so any number of threads may call
-/// ``execute(_:)`` at once without locks.
+/// Radius layers are immutable values and live layers hand out immutable versions, so
+/// any number of threads may call ``execute(_:)`` at once without locks; writes to a live
+/// layer are serialised by its ``LiveLayerStore``.
 public final class Engine: Sendable {
     /// Bounds on the size of answers.
     public struct Limits: Sendable {
@@ -19,26 +56,51 @@ public final class Engine: Sendable {
     }
 
     /// Layers in load order.
-    public let layers: [Layer]
+    public let entries: [EngineLayer]
     private let layersByName: [String: Int]
     public let limits: Limits
 
-    public init(layers: [Layer], limits: Limits = Limits()) throws(EngineError) {
+    public init(entries: [EngineLayer], limits: Limits = Limits()) throws(EngineError) {
         var byName: [String: Int] = [:]
-        for (i, layer) in layers.enumerated() {
+        for (i, layer) in entries.enumerated() {
             guard byName.updateValue(i, forKey: layer.name) == nil else {
                 throw .invalidLayerSource(path: layer.name, reason: "two layers are named \"\(layer.name)\"")
             }
         }
-        self.layers = layers
+        self.entries = entries
         self.layersByName = byName
         self.limits = limits
     }
 
+    /// An engine of radius layers.
+    public convenience init(layers: [Layer], limits: Limits = Limits()) throws(EngineError) {
+        try self.init(entries: layers.map(EngineLayer.radius), limits: limits)
+    }
+
+    /// Number of layers.
+    public var layerCount: Int { entries.count }
+
+    /// Points over all layers, in their current versions.
+    public var pointCount: Int { entries.reduce(0) { $0 + $1.pointCount } }
+
     /// The layer of that name.
-    public func layer(named name: String) throws(EngineError) -> Layer {
+    public func entry(named name: String) throws(EngineError) -> EngineLayer {
         guard let i = layersByName[name] else { throw .unknownLayer(name) }
-        return layers[i]
+        return entries[i]
+    }
+
+    /// The radius layer of that name (not a live one).
+    public func layer(named name: String) throws(EngineError) -> Layer {
+        guard case let .radius(layer) = try entry(named: name) else {
+            throw .invalidLayerSource(path: name, reason: "is a live layer")
+        }
+        return layer
+    }
+
+    /// The current version of the live layer of that name.
+    public func liveLayer(named name: String) throws(EngineError) -> LiveLayer {
+        guard case let .live(store) = try entry(named: name) else { throw .readOnlyLayer(name) }
+        return store.layer
     }
 
     /// Decodes and answers one request object.
@@ -54,50 +116,62 @@ public final class Engine: Sendable {
     public func execute(_ request: Request) throws(EngineError) -> JSONValue {
         switch request {
         case .layers:
-            return .object(["layers": .array(layers.map(\.summary))])
+            return .object(["layers": .array(entries.map(\.summary))])
 
         case let .stats(name):
             if let name {
-                return try layer(named: name).summary
+                return try entry(named: name).summary
             }
-            let points = layers.reduce(0) { $0 + $1.features.count }
-            return .object(["layers": .number(Double(layers.count)), "points": .number(Double(points))])
+            return .object(["layers": .number(Double(entries.count)), "points": .number(Double(pointCount))])
 
-        case let .clusters(name, bbox, zoom):
-            let layer = try layer(named: name)
+        case let .write(name, batch):
+            guard case let .live(store) = try entry(named: name) else { throw .readOnlyLayer(name) }
+            return try write(batch, to: store)
+
+        case let .clusters(name, _, _, filter), let .children(name, _, filter), let .leaves(name, _, _, _, filter),
+             let .expansionZoom(name, _, filter), let .tile(name, _, filter):
+            switch try entry(named: name) {
+            case let .radius(layer):
+                guard filter.isEmpty else {
+                    throw .invalidFilter("layer", reason: "layer \"\(name)\" uses the radius algorithm, which takes no filters")
+                }
+                return try answer(request, radius: layer)
+            case let .live(store):
+                return try answer(request, live: store.layer, filter: filter)
+            }
+        }
+    }
+
+    // MARK: Radius layers
+
+    private func answer(_ request: Request, radius layer: Layer) throws(EngineError) -> JSONValue {
+        switch request {
+        case let .clusters(_, bbox, zoom, _):
             let features = try core(field: "zoom") { () throws(GeoClusterError) in
                 try layer.index.clusters(in: bbox, zoom: zoom)
             }
             return try featureCollection(features, in: layer)
 
-        case let .children(name, clusterID):
-            let layer = try layer(named: name)
+        case let .children(_, clusterID, _):
             let features = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try layer.index.children(of: clusterID)
             }
             return try featureCollection(features, in: layer)
 
-        case let .leaves(name, clusterID, limit, offset):
-            let layer = try layer(named: name)
+        case let .leaves(_, clusterID, limit, offset, _):
             let page = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try layer.index.leaves(of: clusterID, limit: limit, offset: offset)
             }
-            var collection: JSONObject = ["type": "FeatureCollection",
-                                          "features": .array(page.pointIndices.map { layer.features[$0] })]
-            collection["total"] = .number(Double(page.total))
-            collection["limit"] = .number(Double(limit))
-            collection["offset"] = .number(Double(offset))
-            return .object(collection)
+            return leavesCollection(page.pointIndices.map { layer.features[$0] }, total: page.total,
+                                    limit: limit, offset: offset)
 
-        case let .expansionZoom(name, clusterID):
-            let layer = try layer(named: name)
+        case let .expansionZoom(_, clusterID, _):
             let zoom = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try layer.index.expansionZoom(of: clusterID)
             }
             return .object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))])
 
-        case let .tile(name, address):
-            let layer = try layer(named: name)
+        case let .tile(_, address, _):
             let features = try core(field: "z") { () throws(GeoClusterError) in try layer.index.tile(address) }
             try checkSize(features.count)
             let rendered = features.map { feature -> JSONValue in
@@ -105,10 +179,105 @@ public final class Engine: Sendable {
                 let source = layer.features.isEmpty ? JSONValue.null : layer.features[pointIndex]
                 return feature.geoJSONVT(pointTags: source["properties"] ?? .null, pointID: source["id"])
             }
-            return .object(["z": .number(Double(address.z)), "x": .number(Double(address.x)),
-                            "y": .number(Double(address.y)), "extent": .number(Double(layer.index.options.extent)),
-                            "features": .array(rendered)])
+            return tileObject(address, extent: layer.index.options.extent, features: rendered)
+
+        case .layers, .stats, .write:
+            preconditionFailure("not a layer query")
         }
+    }
+
+    // MARK: Live layers
+
+    private func answer(_ request: Request, live layer: LiveLayer, filter: LayerFilter) throws(EngineError) -> JSONValue {
+        let liveFilter = try layer.liveFilter(filter)
+        let index = layer.index
+        switch request {
+        case let .clusters(_, bbox, zoom, _):
+            let answer = try core(field: "zoom") { () throws(GeoClusterError) in
+                try index.clusters(in: bbox, zoom: zoom, filter: liveFilter)
+            }
+            try checkSize(answer.features.count)
+            return GeoJSON.featureCollection(layer.geoJSON(answer))
+
+        case let .children(_, clusterID, _):
+            let answer = try core(field: "cluster_id") { () throws(GeoClusterError) in
+                try index.children(of: clusterID, filter: liveFilter)
+            }
+            try checkSize(answer.features.count)
+            return GeoJSON.featureCollection(layer.geoJSON(answer))
+
+        case let .leaves(_, clusterID, limit, offset, _):
+            let page = try core(field: "cluster_id") { () throws(GeoClusterError) in
+                try index.leaves(of: clusterID, limit: limit, offset: offset, filter: liveFilter)
+            }
+            return leavesCollection(page.pointIndices.map { layer.pointFeature(slot: $0) }, total: page.total,
+                                    limit: limit, offset: offset)
+
+        case let .expansionZoom(_, clusterID, _):
+            let zoom = try core(field: "cluster_id") { () throws(GeoClusterError) in
+                try index.expansionZoom(of: clusterID, filter: liveFilter)
+            }
+            return .object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))])
+
+        case let .tile(_, address, _):
+            let tile = try core(field: "z") { () throws(GeoClusterError) in try index.tile(address, filter: liveFilter) }
+            try checkSize(tile.features.count)
+            let rendered = tile.features.map { feature -> JSONValue in
+                let extra = feature.aggregateIndex.map { layer.aggregateProperties(tile.summaries[$0]) } ?? JSONObject()
+                let source: JSONValue = if case let .point(slot) = feature.kind { layer.pointFeature(slot: slot) } else { .null }
+                return feature.geoJSONVT(extraClusterProperties: extra, pointTags: source["properties"] ?? .null,
+                                         pointID: source["id"])
+            }
+            return tileObject(address, extent: index.options.extent, features: rendered)
+
+        case .layers, .stats, .write:
+            preconditionFailure("not a layer query")
+        }
+    }
+
+    /// Validates every record or id of a batch against the layer's schema, then applies
+    /// the batch atomically.
+    private func write(_ batch: Request.WriteBatch, to store: LiveLayerStore) throws(EngineError) -> JSONValue {
+        let name = store.name, kind = store.kind
+        var changes: [LiveLayerStore.Change] = []
+        let op: String
+        switch batch {
+        case let .insert(records), let .upsert(records):
+            var isInsert = false
+            if case .insert = batch { isInsert = true }
+            op = isInsert ? "insert" : "upsert"
+            changes.reserveCapacity(records.count)
+            for (i, json) in records.enumerated() {
+                let record = try LayerRecord(json: json, kind: kind, layer: name, index: i)
+                changes.append(isInsert ? .insert(record) : .upsert(record))
+            }
+        case let .delete(ids):
+            op = "delete"
+            for (i, id) in ids.enumerated() {
+                guard let key = LayerRecord.idKey(of: id) else {
+                    throw .invalidField("ids[\(i)]", reason: "must be a non-empty string or an integer")
+                }
+                changes.append(.delete(idKey: key))
+            }
+        }
+        let layer = try store.apply(changes)
+        return .object(["layer": .string(name), "op": .string(op), "applied": .number(Double(changes.count)),
+                        "count": .number(Double(layer.count)), "version": .number(Double(layer.version))])
+    }
+
+    // MARK: Output
+
+    private func leavesCollection(_ features: [JSONValue], total: Int, limit: Int, offset: Int) -> JSONValue {
+        var collection: JSONObject = ["type": "FeatureCollection", "features": .array(features)]
+        collection["total"] = .number(Double(total))
+        collection["limit"] = .number(Double(limit))
+        collection["offset"] = .number(Double(offset))
+        return .object(collection)
+    }
+
+    private func tileObject(_ address: TileAddress, extent: Int, features: [JSONValue]) -> JSONValue {
+        .object(["z": .number(Double(address.z)), "x": .number(Double(address.x)), "y": .number(Double(address.y)),
+                 "extent": .number(Double(extent)), "features": .array(features)])
     }
 
     private func featureCollection(_ features: [ClusterFeature], in layer: Layer) throws(EngineError) -> JSONValue {

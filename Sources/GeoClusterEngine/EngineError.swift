@@ -29,6 +29,15 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(what: String, limit: Int)
     /// An error of the clustering core, with the request field it came from.
     case core(GeoClusterError, field: String?)
+    /// A filter the layer's kind does not take.
+    case invalidFilter(String, reason: String)
+    /// An insert whose id the layer already holds (or an earlier record of the batch has);
+    /// `index` is the record's position in the batch.
+    case duplicateID(layer: String, index: Int, id: String)
+    /// An update or delete of an id the layer does not hold.
+    case unknownID(layer: String, index: Int, id: String)
+    /// A write to a layer that cannot change (built with the radius algorithm).
+    case readOnlyLayer(String)
 
     /// How a transport should treat the error.
     public enum Category: Sendable {
@@ -40,6 +49,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownLayer: .notFound
         case .core(.unknownCluster, _): .notFound
         case .tooLarge: .tooLarge
+        case .unknownID: .notFound
         default: .badRequest
         }
     }
@@ -58,6 +68,10 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidLayerSource: "invalid_layer_source"
         case .tooLarge: "too_large"
         case let .core(error, _): error.code
+        case .invalidFilter: "invalid_filter"
+        case .duplicateID: "duplicate_id"
+        case .unknownID: "unknown_id"
+        case .readOnlyLayer: "read_only_layer"
         }
     }
 
@@ -68,7 +82,11 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownLayer: "layer"
         case .unknownOperation: "op"
         case let .core(_, field): field
+        case let .invalidFilter(name, _): name
         case let .invalidRecord(_, _, _, field, _): field
+        case let .duplicateID(_, index, _): "records[\(index)]"
+        case let .unknownID(_, index, _): "ids[\(index)]"
+        case .readOnlyLayer: "layer"
         default: nil
         }
     }
@@ -87,6 +105,11 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .invalidLayerSource(path, reason): "\(path): \(reason)"
         case let .tooLarge(what, limit): "\(what) exceeds the limit of \(limit)"
         case let .core(error, _): error.description
+        case let .invalidFilter(name, reason): "invalid filter \"\(name)\": \(reason)"
+        case let .duplicateID(layer, index, id): "layer \"\(layer)\", record \(index): id \"\(id)\" already exists"
+        case let .unknownID(layer, index, id): "layer \"\(layer)\", item \(index): no record with id \"\(id)\""
+        case let .readOnlyLayer(name):
+            "layer \"\(name)\" uses the radius algorithm, which is built once; load it with the live algorithm to change it"
         }
     }
 }

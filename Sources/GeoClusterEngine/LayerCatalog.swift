@@ -5,19 +5,23 @@ import GeoCluster
 /// GeoJSON files.
 ///
 /// `layers.json` is `{"layers":[{"name":…,"kind":…,"file":…,"options":{…}}]}`; `file` is
-/// relative to the directory, `options` (optional) takes `radius`, `extent`, `min_zoom`,
-/// `max_zoom` and `min_points`. Other members (description, licence) are documentation.
+/// relative to the directory, `options` (optional) takes `algorithm` (`live` or `radius`),
+/// `radius`, `extent`, `min_zoom`, `max_zoom` and `min_points`. Other members
+/// (description, licence) are documentation.
+///
+/// Sightings, places and stations layers use the live algorithm unless told otherwise;
+/// generic `points` layers use the radius algorithm (supercluster-compatible ids).
 public enum LayerCatalog {
     public static let manifestName = "layers.json"
 
     /// Every layer listed in `directory/layers.json`.
-    public static func load(directory: String) throws(EngineError) -> [Layer] {
+    public static func load(directory: String) throws(EngineError) -> [EngineLayer] {
         let manifestPath = directory + "/" + manifestName
         let manifest = try readJSON(manifestPath)
         guard let entries = manifest["layers"]?.arrayValue else {
             throw .invalidLayerSource(path: manifestPath, reason: "expected {\"layers\": [...]}")
         }
-        var layers: [Layer] = []
+        var layers: [EngineLayer] = []
         for (i, entry) in entries.enumerated() {
             let place = "\(manifestPath), layers[\(i)]"
             guard let name = entry["name"]?.stringValue, !name.isEmpty else {
@@ -31,20 +35,52 @@ public enum LayerCatalog {
                 let known = LayerKind.allCases.map(\.rawValue).joined(separator: ", ")
                 throw .invalidLayerSource(path: place, reason: "unknown kind \"\(kindName)\" (known: \(known))")
             }
+            let algorithm = try algorithm(entry["options"], kind: kind, place: place)
             let options = try clusterOptions(entry["options"], place: place)
-            layers.append(try load(file: directory + "/" + file, name: name, kind: kind, options: options))
+            layers.append(try load(file: directory + "/" + file, name: name, kind: kind, algorithm: algorithm,
+                                   options: options))
         }
         return layers
     }
 
-    /// One layer from a GeoJSON FeatureCollection file.
-    public static func load(file path: String, name: String, kind: LayerKind = .points,
-                            options: RadiusClusterOptions = RadiusClusterOptions()) throws(EngineError) -> Layer {
+    /// The clustering algorithms a layer can use.
+    public enum Algorithm: String, Sendable {
+        /// Typed records, writes, filters and aggregates.
+        case live
+        /// Built once, output-compatible with supercluster.
+        case radius
+
+        public static func `default`(for kind: LayerKind) -> Algorithm { kind == .points ? .radius : .live }
+    }
+
+    /// One layer from a GeoJSON FeatureCollection file. Every record is validated against
+    /// the kind's schema; the first bad one fails the load, naming its feature and field.
+    public static func load(file path: String, name: String, kind: LayerKind = .points, algorithm: Algorithm? = nil,
+                            options: RadiusClusterOptions = RadiusClusterOptions()) throws(EngineError) -> EngineLayer {
         let collection = try readJSON(path)
         guard collection["type"] == "FeatureCollection", let features = collection["features"]?.arrayValue else {
             throw .invalidLayerSource(path: path, reason: "expected a GeoJSON FeatureCollection")
         }
-        return try Layer(name: name, kind: kind, features: features, options: options)
+        switch algorithm ?? .default(for: kind) {
+        case .radius:
+            return .radius(try Layer(name: name, kind: kind, features: features, options: options))
+        case .live:
+            var records: [LayerRecord] = []
+            records.reserveCapacity(features.count)
+            for (i, feature) in features.enumerated() {
+                records.append(try LayerRecord(json: feature, kind: kind, layer: name, index: i))
+            }
+            return .live(LiveLayerStore(try LiveLayer(name: name, kind: kind, records: records,
+                                                      options: LiveClusterOptions(options))))
+        }
+    }
+
+    static func algorithm(_ value: JSONValue?, kind: LayerKind, place: String) throws(EngineError) -> Algorithm {
+        guard let text = value?["algorithm"] else { return .default(for: kind) }
+        guard let name = text.stringValue, let algorithm = Algorithm(rawValue: name) else {
+            throw .invalidLayerSource(path: place, reason: "option \"algorithm\" must be \"live\" or \"radius\"")
+        }
+        return algorithm
     }
 
     /// Reads cluster options from a manifest entry's `options` object.
@@ -54,7 +90,7 @@ public enum LayerCatalog {
         guard let object = value.objectValue else {
             throw .invalidLayerSource(path: place, reason: "\"options\" must be an object")
         }
-        for (key, item) in object {
+        for (key, item) in object where key != "algorithm" {
             guard let number = item.doubleValue else {
                 throw .invalidLayerSource(path: place, reason: "option \"\(key)\" must be a number")
             }

@@ -8,18 +8,32 @@ public enum Request: Sendable, Equatable {
     /// Totals over all layers, or one layer's summary.
     case stats(layer: String?)
     /// Clusters and single points of a layer inside a viewport at a zoom.
-    case clusters(layer: String, bbox: BoundingBox, zoom: Double)
+    case clusters(layer: String, bbox: BoundingBox, zoom: Double, filter: LayerFilter = .none)
     /// The items one zoom deeper that a cluster splits into.
-    case children(layer: String, clusterID: Int)
+    case children(layer: String, clusterID: Int, filter: LayerFilter = .none)
     /// A page of the points inside a cluster.
-    case leaves(layer: String, clusterID: Int, limit: Int, offset: Int)
+    case leaves(layer: String, clusterID: Int, limit: Int, offset: Int, filter: LayerFilter = .none)
     /// The zoom at which a cluster splits.
-    case expansionZoom(layer: String, clusterID: Int)
+    case expansionZoom(layer: String, clusterID: Int, filter: LayerFilter = .none)
     /// One tile in geojson-vt form (pixel coordinates within the tile's extent).
-    case tile(layer: String, address: TileAddress)
+    case tile(layer: String, address: TileAddress, filter: LayerFilter = .none)
+    /// A batch of changes to a live layer, applied all or nothing.
+    case write(layer: String, batch: WriteBatch)
+
+    /// The changes of one `insert`, `upsert` or `delete` request, not yet validated
+    /// against the layer's schema (that needs the layer's kind).
+    public enum WriteBatch: Sendable, Equatable {
+        case insert(records: [JSONValue])
+        case upsert(records: [JSONValue])
+        case delete(ids: [JSONValue])
+    }
 
     /// The operation names of the wire protocols.
-    public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile"]
+    public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile",
+                                    "insert", "upsert", "delete"]
+
+    /// Most records or ids in one write request.
+    public static let maxBatchSize = 10_000
 
     /// Default and largest page size of `leaves`.
     public static let defaultLeavesLimit = 10
@@ -40,25 +54,36 @@ public enum Request: Sendable, Equatable {
             self = .stats(layer: try fields.optionalString("layer"))
         case "clusters":
             self = .clusters(layer: try fields.string("layer"), bbox: try fields.bbox("bbox"),
-                             zoom: try fields.double("zoom", in: -1_000...1_000))
+                             zoom: try fields.double("zoom", in: -1_000...1_000), filter: try LayerFilter.read(&fields))
         case "children":
-            self = .children(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max))
+            self = .children(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max),
+                             filter: try LayerFilter.read(&fields))
         case "leaves":
             self = .leaves(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max),
                            limit: try fields.optionalInt("limit", in: 1...Self.maxLeavesLimit) ?? Self.defaultLeavesLimit,
-                           offset: try fields.optionalInt("offset", in: 0...Int.max) ?? 0)
+                           offset: try fields.optionalInt("offset", in: 0...Int.max) ?? 0,
+                           filter: try LayerFilter.read(&fields))
         case "expansion_zoom":
-            self = .expansionZoom(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max))
+            self = .expansionZoom(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max),
+                                  filter: try LayerFilter.read(&fields))
+        case "insert", "upsert":
+            let layer = try fields.string("layer")
+            let records = try fields.array("records", max: Self.maxBatchSize)
+            self = .write(layer: layer, batch: op == "insert" ? .insert(records: records) : .upsert(records: records))
+        case "delete":
+            self = .write(layer: try fields.string("layer"), batch: .delete(ids: try fields.array("ids", max: Self.maxBatchSize)))
         case "tile":
             let layer = try fields.string("layer")
             let z = try fields.int("z", in: 0...TileAddress.maxZoom)
             let x = try fields.int("x", in: 0...Int(Int32.max))
             let y = try fields.int("y", in: 0...Int(Int32.max))
+            let address: TileAddress
             do {
-                self = .tile(layer: layer, address: try TileAddress(z: z, x: x, y: y))
+                address = try TileAddress(z: z, x: x, y: y)
             } catch {
                 throw .core(error, field: x < 1 << z ? "y" : "x")
             }
+            self = .tile(layer: layer, address: address, filter: try LayerFilter.read(&fields))
         default:
             throw .unknownOperation(op)
         }
@@ -73,7 +98,7 @@ struct FieldReader {
 
     init(_ object: JSONObject) { self.object = object }
 
-    private mutating func value(_ name: String) -> JSONValue? {
+    mutating func value(_ name: String) -> JSONValue? {
         used.insert(name)
         guard let value = object[name], !value.isNull else { return nil }
         return value
@@ -131,6 +156,17 @@ struct FieldReader {
         } catch {
             throw .core(error, field: name)
         }
+    }
+
+    /// A non-empty array of at most `max` items.
+    mutating func array(_ name: String, max: Int) throws(EngineError) -> [JSONValue] {
+        guard let value = value(name) else { throw .missingField(name) }
+        guard let items = value.arrayValue else { throw .invalidField(name, reason: "must be an array") }
+        guard !items.isEmpty else { throw .invalidField(name, reason: "must not be empty") }
+        guard items.count <= max else {
+            throw .invalidField(name, reason: "takes at most \(max) items per request, got \(items.count)")
+        }
+        return items
     }
 
     func rejectUnused() throws(EngineError) {

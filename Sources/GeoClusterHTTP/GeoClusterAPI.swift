@@ -72,13 +72,13 @@ public struct GeoClusterAPI: Sendable {
     /// 200 once layers are loaded. The engine is built before the server starts, so an
     /// engine with no layers is the one case that is not ready.
     func readiness() throws(APIError) -> JSONResponse {
-        guard !engine.layers.isEmpty else { throw .notReady(reason: "no layers are loaded") }
-        return JSONResponse(["status": "ready", "layers": .number(Double(engine.layers.count)),
+        guard engine.layerCount > 0 else { throw .notReady(reason: "no layers are loaded") }
+        return JSONResponse(["status": "ready", "layers": .number(Double(engine.layerCount)),
                              "points": .number(Double(pointCount))])
     }
 
     /// Points over all layers.
-    var pointCount: Int { engine.layers.reduce(0) { $0 + $1.features.count } }
+    var pointCount: Int { engine.pointCount }
 
     func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> JSONResponse {
         do {
@@ -217,7 +217,7 @@ extension GeoClusterAPI {
     /// Once it listens it logs one line with its URL and what it serves. Run it as a
     /// service of a `ServiceGroup`, which shuts it down gracefully on a signal.
     public func makeApplication(host: String, port: Int, logger: Logger) -> Application<RouterResponder<BasicRequestContext>> {
-        let layers = engine.layers.count
+        let layers = engine.layerCount
         let points = pointCount
         let urlHost = host.contains(":") ? "[\(host)]" : host
         return Application(

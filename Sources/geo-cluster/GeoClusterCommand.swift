@@ -21,7 +21,7 @@ struct LayerSourceOptions: ParsableArguments {
 
     /// Loads every requested layer; any error stops the start-up with its message.
     func makeEngine() throws -> Engine {
-        var layers: [Layer] = []
+        var layers: [EngineLayer] = []
         if let data {
             layers += try LayerCatalog.load(directory: data)
         }
@@ -29,7 +29,7 @@ struct LayerSourceOptions: ParsableArguments {
             let (kind, name, path) = try Self.parse(spec)
             layers.append(try LayerCatalog.load(file: path, name: name, kind: kind))
         }
-        return try Engine(layers: layers)
+        return try Engine(entries: layers)
     }
 
     static func parse(_ spec: String) throws -> (LayerKind, String, String) {

@@ -52,7 +52,7 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "geo-cluster")
 
         let engine = try source.makeEngine()
-        if engine.layers.isEmpty {
+        if engine.layerCount == 0 {
             logger.warning("no layers loaded (give --data or --layer-file); /readyz will answer 503")
         }
         let application = GeoClusterAPI(engine: engine).makeApplication(host: host, port: port, logger: logger)

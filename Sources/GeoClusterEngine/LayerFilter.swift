@@ -1,0 +1,100 @@
+import GeoCluster
+
+/// The query-time filters of a layer, as requests carry them. Which ones a layer takes
+/// depends on its kind: sightings take `species`, `from`, `to` and `months`; places take
+/// `category`; stations take `line`. Counts, positions and aggregates of an answer then
+/// describe only the points that pass.
+public struct LayerFilter: Sendable, Equatable {
+    /// Sightings of any of these species (scientific names as stored).
+    public var species: [String]?
+    /// Sightings observed on or after this local date.
+    public var from: LocalDate?
+    /// Sightings observed on or before this local date.
+    public var to: LocalDate?
+    /// Sightings observed in these months (1...12); a season may wrap the year end, as
+    /// `[11, 12, 1, 2]` does.
+    public var months: [Int]?
+    /// Places of any of these categories.
+    public var categories: [String]?
+    /// Stations served by this line.
+    public var line: String?
+
+    public init(species: [String]? = nil, from: LocalDate? = nil, to: LocalDate? = nil, months: [Int]? = nil,
+                categories: [String]? = nil, line: String? = nil) {
+        self.species = species
+        self.from = from
+        self.to = to
+        self.months = months
+        self.categories = categories
+        self.line = line
+    }
+
+    public static let none = LayerFilter()
+
+    /// The most values one list filter takes.
+    public static let maxValues = 1_000
+
+    /// Reads the filter fields of a request object.
+    static func read(_ fields: inout FieldReader) throws(EngineError) -> LayerFilter {
+        var filter = LayerFilter()
+        filter.species = try fields.optionalStrings("species", max: maxValues)
+        filter.categories = try fields.optionalStrings("category", max: maxValues)
+        filter.line = try fields.optionalString("line")
+        if let text = try fields.optionalString("from") {
+            do { filter.from = try LocalDate.parse(text) } catch { throw .invalidField("from", reason: error.description) }
+        }
+        if let text = try fields.optionalString("to") {
+            do { filter.to = try LocalDate.parse(text) } catch { throw .invalidField("to", reason: error.description) }
+        }
+        if let from = filter.from, let to = filter.to, from > to {
+            throw .invalidField("to", reason: "must not be before \"from\"")
+        }
+        if let months = try fields.optionalInts("months", in: 1...12, max: 12) {
+            guard !months.isEmpty else { throw .invalidField("months", reason: "must list at least one month") }
+            filter.months = months
+        }
+        return filter
+    }
+
+    /// The request fields of this filter, for transports that rebuild requests.
+    var isEmpty: Bool { self == .none }
+}
+
+extension FieldReader {
+    /// A string or an array of strings (at most `max`), each non-empty.
+    mutating func optionalStrings(_ name: String, max: Int) throws(EngineError) -> [String]? {
+        guard let value = value(name) else { return nil }
+        if let string = value.stringValue {
+            guard !string.isEmpty else { throw .invalidField(name, reason: "must not be empty") }
+            return [string]
+        }
+        guard let items = value.arrayValue else {
+            throw .invalidField(name, reason: "must be a string or an array of strings")
+        }
+        guard items.count <= max else { throw .invalidField(name, reason: "takes at most \(max) values, got \(items.count)") }
+        var strings: [String] = []
+        strings.reserveCapacity(items.count)
+        for item in items {
+            guard let string = item.stringValue, !string.isEmpty else {
+                throw .invalidField(name, reason: "must be a string or an array of non-empty strings")
+            }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// An integer or an array of integers within `range` (at most `max`).
+    mutating func optionalInts(_ name: String, in range: ClosedRange<Int>, max: Int) throws(EngineError) -> [Int]? {
+        guard let value = value(name) else { return nil }
+        let items = value.arrayValue ?? [value]
+        guard items.count <= max else { throw .invalidField(name, reason: "takes at most \(max) values, got \(items.count)") }
+        var numbers: [Int] = []
+        for item in items {
+            guard let number = item.intValue, range.contains(number) else {
+                throw .invalidField(name, reason: "must be integers within \(range.lowerBound)...\(range.upperBound)")
+            }
+            numbers.append(number)
+        }
+        return numbers
+    }
+}

@@ -1,0 +1,212 @@
+import GeoCluster
+import HashTreeCollections
+
+/// One version of a live layer: its records and the live index over them. A value: a
+/// write changes a copy, which shares every part it did not touch with the version that
+/// readers may still hold, and publishes it (see ``LiveLayerStore``).
+public struct LiveLayer: Sendable {
+    public let name: String
+    public let kind: LayerKind
+    public private(set) var index: LiveClusterIndex
+    /// Records by slot; `nil` for a free slot.
+    private(set) var records = PersistentVector<LayerRecord?>()
+    /// Slot of each record by id key.
+    private(set) var slots = TreeDictionary<String, Int>()
+    /// Partition numbers: species of sightings, categories of places; 0 otherwise.
+    private(set) var partitionNames: [String] = []
+    private(set) var partitionNumbers: [String: Int] = [:]
+    /// Slots freed by deletes, reused by inserts.
+    private var freeSlots: [Int] = []
+    /// Incremented by every applied write batch.
+    public internal(set) var version = 0
+
+    public init(name: String, kind: LayerKind, options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
+        self.name = name
+        self.kind = kind
+        do {
+            self.index = try LiveClusterIndex(options: options)
+        } catch {
+            throw .core(error, field: "options")
+        }
+    }
+
+    /// A layer holding `records`, which must have distinct ids.
+    public init(name: String, kind: LayerKind, records: [LayerRecord],
+                options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
+        try self.init(name: name, kind: kind, options: options)
+        for (i, record) in records.enumerated() {
+            try insert(record, index: i)
+        }
+    }
+
+    public var count: Int { index.count }
+
+    /// The record with this id key, if any.
+    public func record(idKey: String) -> LayerRecord? {
+        slots[idKey].flatMap { records[$0] }
+    }
+
+    /// The record at a slot of the index.
+    public func record(atSlot slot: Int) -> LayerRecord? {
+        slot >= 0 && slot < records.count ? records[slot] : nil
+    }
+
+    // MARK: Changes
+
+    /// Adds a record whose id is new; `index` is its position in the batch, for errors.
+    mutating func insert(_ record: LayerRecord, index position: Int) throws(EngineError) {
+        guard record.idKey.isEmpty || slots[record.idKey] == nil else {
+            throw .duplicateID(layer: name, index: position, id: record.idKey)
+        }
+        let slot = freeSlots.popLast() ?? index.slotCount
+        // A record without an id (allowed in generic point layers) cannot be addressed by
+        // writes; it is keyed by its slot so that it never collides.
+        let key = record.idKey.isEmpty ? "#\(slot)" : record.idKey
+        let point = livePoint(record)
+        do {
+            try index.insert(point, slot: slot)
+        } catch {
+            if slot != index.slotCount { freeSlots.append(slot) }
+            throw .core(error, field: "records[\(position)]")
+        }
+        if slot == records.count { records.append(record) } else { records[slot] = record }
+        slots[key] = slot
+    }
+
+    /// Adds a record or replaces the one with the same id (moved, changed or both).
+    mutating func upsert(_ record: LayerRecord, index position: Int) throws(EngineError) {
+        guard !record.idKey.isEmpty, let slot = slots[record.idKey] else {
+            try insert(record, index: position)
+            return
+        }
+        do {
+            try index.update(livePoint(record), slot: slot)
+        } catch {
+            throw .core(error, field: "records[\(position)]")
+        }
+        records[slot] = record
+    }
+
+    /// Removes the record with this id key.
+    mutating func delete(idKey: String, index position: Int) throws(EngineError) {
+        guard let slot = slots[idKey] else { throw .unknownID(layer: name, index: position, id: idKey) }
+        index.remove(slot: slot)
+        records[slot] = nil
+        slots[idKey] = nil
+        freeSlots.append(slot)
+    }
+
+    /// The index's view of a record: where it is, its partition and the values that
+    /// filters and aggregates read.
+    mutating func livePoint(_ record: LayerRecord) -> LivePoint {
+        switch record.fields {
+        case let .sighting(species, count, observedAt):
+            return LivePoint(coordinate: record.coordinate, partition: partition(species), weight: count,
+                             time: observedAt.epochSeconds, day: observedAt.localDay, month: observedAt.localMonth)
+        case let .place(_, category, _):
+            return LivePoint(coordinate: record.coordinate, partition: partition(category))
+        case .station, .point:
+            return LivePoint(coordinate: record.coordinate)
+        }
+    }
+
+    private mutating func partition(_ name: String) -> Int {
+        if let number = partitionNumbers[name] { return number }
+        let number = partitionNames.count
+        partitionNames.append(name)
+        partitionNumbers[name] = number
+        return number
+    }
+
+    // MARK: Filters
+
+    /// The index filter for a request's filter, after checking that this layer's kind
+    /// takes each of its fields.
+    public func liveFilter(_ filter: LayerFilter) throws(EngineError) -> LiveFilter {
+        func require(_ field: String, _ wanted: LayerKind, present: Bool) throws(EngineError) {
+            guard present, kind != wanted else { return }
+            throw .invalidFilter(field, reason: "filters \(wanted.rawValue) layers; layer \"\(name)\" holds \(kind.rawValue)")
+        }
+        try require("species", .sightings, present: filter.species != nil)
+        try require("from", .sightings, present: filter.from != nil)
+        try require("to", .sightings, present: filter.to != nil)
+        try require("months", .sightings, present: filter.months != nil)
+        try require("category", .places, present: filter.categories != nil)
+        try require("line", .stations, present: filter.line != nil)
+
+        var result = LiveFilter()
+        if let names = filter.species ?? filter.categories {
+            // A name with no point yet matches nothing, which is not an error.
+            result.partitions = names.compactMap { partitionNumbers[$0] }
+        }
+        if filter.from != nil || filter.to != nil {
+            result.days = (filter.from?.day ?? Int32.min)...(filter.to?.day ?? Int32.max)
+        }
+        if let months = filter.months {
+            result.months = months.reduce(UInt16(0)) { $0 | 1 << UInt16($1) }
+        }
+        if let line = filter.line {
+            let records = self.records
+            result.predicate = { slot in
+                guard case let .station(_, lines)? = records[slot]?.fields else { return false }
+                return lines.contains(line)
+            }
+        }
+        return result
+    }
+
+    // MARK: Output
+
+    /// The GeoJSON feature of a point: the record's feature, as stored.
+    func pointFeature(slot: Int) -> JSONValue {
+        records[slot]?.feature ?? .null
+    }
+
+    /// Aggregates of a cluster, added to supercluster's cluster properties: for
+    /// sightings `individuals`, `species_count`, `top_species` (up to 3, most points
+    /// first) and `latest_observed_at`; for places `categories` (points per category).
+    func aggregateProperties(_ summary: LiveSummary) -> JSONObject {
+        var properties = JSONObject()
+        switch kind {
+        case .sightings:
+            properties["individuals"] = .number(Double(summary.weight))
+            properties["species_count"] = .number(Double(summary.partitionCounts.count))
+            properties["top_species"] = .array(summary.partitionCounts.prefix(3).map { item in
+                .object(["species": .string(partitionNames[item.partition]), "count": .number(Double(item.count))])
+            })
+            if let slot = summary.latestSlot, case let .sighting(_, _, observedAt)? = records[slot]?.fields {
+                properties["latest_observed_at"] = .string(observedAt.text)
+            }
+        case .places:
+            var categories = JSONObject()
+            for item in summary.partitionCounts {
+                categories[partitionNames[item.partition]] = .number(Double(item.count))
+            }
+            properties["categories"] = .object(categories)
+        case .stations, .points:
+            break
+        }
+        return properties
+    }
+
+    /// One answer's features as GeoJSON.
+    func geoJSON(_ answer: LiveAnswer) -> [JSONValue] {
+        answer.features.map { feature in
+            let extra = feature.aggregateIndex.map { aggregateProperties(answer.summaries[$0]) } ?? JSONObject()
+            return feature.geoJSON(extraClusterProperties: extra) { pointFeature(slot: $0) }
+        }
+    }
+
+    /// Summary for `layers` answers.
+    public var summary: JSONValue {
+        let o = index.options
+        var object: JSONObject = ["name": .string(name), "kind": .string(kind.rawValue), "algorithm": "live",
+                                  "count": .number(Double(count))]
+        object["bounds"] = index.bounds.map { .array($0.map(JSONValue.number)) } ?? .null
+        object["version"] = .number(Double(version))
+        object["options"] = ["radius": .number(o.radiusPixels), "extent": .number(Double(o.extent)),
+                             "min_zoom": .number(Double(o.minZoom)), "max_zoom": .number(Double(o.maxZoom)),
+                             "min_points": .number(Double(o.minPoints))]
+        return .object(object)
+    }
+}

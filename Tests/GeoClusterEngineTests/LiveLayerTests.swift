@@ -1,0 +1,254 @@
+import Synchronization
+import Testing
+@testable import GeoCluster
+@testable import GeoClusterEngine
+
+/// Live layers through the engine: typed records, writes applied all or nothing,
+/// filters that keep counts right, aggregates per cluster, and readers that never see
+/// half a batch.
+struct LiveLayerTests {
+    static func sighting(_ id: String, _ lon: Double, _ lat: Double, species: String, count: Int = 1,
+                         at time: String = "2024-05-10T07:30:00+09:00") -> JSONValue {
+        .object(["id": .string(id), "lon": .number(lon), "lat": .number(lat), "species": .string(species),
+                 "count": .number(Double(count)), "observed_at": .string(time)])
+    }
+
+    static func place(_ id: String, _ lon: Double, _ lat: Double, category: String) -> JSONValue {
+        .object(["id": .string(id), "lon": .number(lon), "lat": .number(lat), "name": .string("Place \(id)"),
+                 "category": .string(category)])
+    }
+
+    static func engine() throws -> Engine {
+        let sightings = try LiveLayer(name: "sightings", kind: .sightings)
+        let places = try LiveLayer(name: "places", kind: .places)
+        let stations = try LiveLayer(name: "stations", kind: .stations)
+        return try Engine(entries: [.live(LiveLayerStore(sightings)), .live(LiveLayerStore(places)),
+                                    .live(LiveLayerStore(stations))])
+    }
+
+    static func run(_ engine: Engine, _ request: JSONValue) throws -> JSONValue {
+        try engine.handle(request).get()
+    }
+
+    static func clusters(_ engine: Engine, _ layer: String, zoom: Int, _ extra: JSONObject = [:]) throws -> [JSONValue] {
+        var request: JSONObject = ["op": "clusters", "layer": .string(layer), "bbox": [-180, -85, 180, 85],
+                                   "zoom": .number(Double(zoom))]
+        for (key, value) in extra { request[key] = value }
+        return try run(engine, .object(request))["features"]?.arrayValue ?? []
+    }
+
+    static func total(_ features: [JSONValue]) -> Int {
+        features.reduce(0) { $0 + ($1["properties"]?["point_count"]?.intValue ?? 1) }
+    }
+
+    /// Seoul wetland sightings: 3 species, one spot each, different months.
+    static func seededSightings(_ engine: Engine) throws {
+        var records: [JSONValue] = []
+        for i in 0..<10 {
+            records.append(sighting("a\(i)", 126.80 + Double(i) * 1e-4, 37.50, species: "Anas acuta", count: 2,
+                                    at: "2024-01-0\(i % 9 + 1)T08:00:00+09:00"))
+        }
+        for i in 0..<5 {
+            records.append(sighting("b\(i)", 126.80 + Double(i) * 1e-4, 37.5001, species: "Egretta alba", count: 1,
+                                    at: "2024-07-1\(i)T08:00:00+09:00"))
+        }
+        records.append(sighting("c0", 126.8002, 37.5002, species: "Grus japonensis", count: 40,
+                                at: "2024-12-24T16:00:00+09:00"))
+        _ = try run(engine, ["op": "insert", "layer": "sightings", "records": .array(records)])
+    }
+
+    @Test func aggregatesDescribeTheClusterPoints() throws {
+        let engine = try Self.engine()
+        try Self.seededSightings(engine)
+        let features = try Self.clusters(engine, "sightings", zoom: 5)
+        #expect(features.count == 1)
+        let properties = try #require(features.first?["properties"])
+        #expect(properties["cluster"] == true)
+        #expect(properties["point_count"]?.intValue == 16)
+        #expect(properties["individuals"]?.intValue == 10 * 2 + 5 + 40)
+        #expect(properties["species_count"]?.intValue == 3)
+        #expect(properties["top_species"] == [["species": "Anas acuta", "count": 10], ["species": "Egretta alba", "count": 5],
+                                               ["species": "Grus japonensis", "count": 1]])
+        #expect(properties["latest_observed_at"] == "2024-12-24T16:00:00+09:00")
+    }
+
+    @Test func filtersKeepCountsAndAggregatesRight() throws {
+        let engine = try Self.engine()
+        try Self.seededSightings(engine)
+        // One species.
+        var features = try Self.clusters(engine, "sightings", zoom: 5, ["species": "Egretta alba"])
+        #expect(Self.total(features) == 5)
+        #expect(features.first?["properties"]?["individuals"]?.intValue == 5)
+        #expect(features.first?["properties"]?["species_count"]?.intValue == 1)
+        // Winter season wrapping the year end: January and December.
+        features = try Self.clusters(engine, "sightings", zoom: 5, ["months": [12, 1, 2]])
+        #expect(Self.total(features) == 11)
+        #expect(features.first?["properties"]?["individuals"]?.intValue == 20 + 40)
+        // A date range.
+        features = try Self.clusters(engine, "sightings", zoom: 5, ["from": "2024-01-03", "to": "2024-07-11"])
+        #expect(Self.total(features) == 7 + 2)
+        // Nothing passes: an empty answer, not an error.
+        features = try Self.clusters(engine, "sightings", zoom: 5, ["species": ["Nobody here"]])
+        #expect(features.isEmpty)
+        // Every zoom: the filtered total is the same.
+        for zoom in 0...17 {
+            #expect(Self.total(try Self.clusters(engine, "sightings", zoom: zoom, ["species": ["Anas acuta", "Grus japonensis"]])) == 11)
+        }
+        // Leaves and children of a filtered cluster hold only passing points.
+        features = try Self.clusters(engine, "sightings", zoom: 5, ["species": "Anas acuta"])
+        let id = try #require(features.first?["properties"]?["cluster_id"])
+        let leaves = try Self.run(engine, ["op": "leaves", "layer": "sightings", "cluster_id": id, "limit": 100,
+                                           "species": "Anas acuta"])
+        #expect(leaves["total"]?.intValue == 10)
+        #expect(leaves["features"]?.arrayValue?.allSatisfy { $0["properties"]?["species"] == "Anas acuta" } == true)
+        let children = try Self.run(engine, ["op": "children", "layer": "sightings", "cluster_id": id, "species": "Anas acuta"])
+        #expect(Self.total(children["features"]?.arrayValue ?? []) == 10)
+    }
+
+    @Test func filtersOfAnotherKindAreRejected() throws {
+        let engine = try Self.engine()
+        let result = engine.handle(["op": "clusters", "layer": "places", "bbox": [-180, -85, 180, 85], "zoom": 3,
+                                    "species": "Anas acuta"])
+        guard case let .failure(error) = result else { Issue.record("expected an error"); return }
+        #expect(error.code == "invalid_filter")
+        #expect(error.field == "species")
+        let months = engine.handle(["op": "clusters", "layer": "sightings", "bbox": [-180, -85, 180, 85], "zoom": 3,
+                                    "months": [13]])
+        guard case let .failure(monthsError) = months else { Issue.record("expected an error"); return }
+        #expect(monthsError.field == "months")
+    }
+
+    @Test func placesCountPerCategoryAndFilterByCategory() throws {
+        let engine = try Self.engine()
+        _ = try Self.run(engine, ["op": "insert", "layer": "places", "records": [
+            Self.place("p1", 126.97, 37.55, category: "cafe"), Self.place("p2", 126.9701, 37.55, category: "cafe"),
+            Self.place("p3", 126.9702, 37.55, category: "park"),
+        ]])
+        let features = try Self.clusters(engine, "places", zoom: 4)
+        #expect(features.first?["properties"]?["categories"] == ["cafe": 2, "park": 1])
+        #expect(Self.total(try Self.clusters(engine, "places", zoom: 4, ["category": ["park"]])) == 1)
+    }
+
+    @Test func writesApplyAllOrNothing() throws {
+        let engine = try Self.engine()
+        try Self.seededSightings(engine)
+        // The third record is bad: nothing of the batch is applied.
+        let bad = engine.handle(["op": "insert", "layer": "sightings", "records": [
+            Self.sighting("n1", 127, 37, species: "Anas acuta"), Self.sighting("n2", 127, 37, species: "Anas acuta"),
+            Self.sighting("n3", 127, 37, species: "Anas acuta", count: 0),
+        ]])
+        guard case let .failure(error) = bad else { Issue.record("expected an error"); return }
+        #expect(error.code == "invalid_record")
+        #expect(try engine.liveLayer(named: "sightings").count == 16)
+        // A duplicate id, within the batch or with the layer, fails the whole batch too.
+        let duplicate = engine.handle(["op": "insert", "layer": "sightings", "records": [
+            Self.sighting("n1", 127, 37, species: "Anas acuta"), Self.sighting("a0", 127, 37, species: "Anas acuta"),
+        ]])
+        guard case let .failure(duplicateError) = duplicate else { Issue.record("expected an error"); return }
+        #expect(duplicateError.code == "duplicate_id")
+        #expect(duplicateError.field == "records[1]")
+        #expect(try engine.liveLayer(named: "sightings").count == 16)
+        // Deleting an unknown id: nothing deleted.
+        let unknown = engine.handle(["op": "delete", "layer": "sightings", "ids": ["a1", "zzz"]])
+        guard case let .failure(unknownError) = unknown else { Issue.record("expected an error"); return }
+        #expect(unknownError.code == "unknown_id")
+        #expect(try engine.liveLayer(named: "sightings").record(idKey: "a1") != nil)
+    }
+
+    @Test func upsertMovesAPointAndDeleteRemovesIt() throws {
+        let engine = try Self.engine()
+        try Self.seededSightings(engine)
+        let version = try engine.liveLayer(named: "sightings").version
+        // Move the crane to Busan: a new single point there, one fewer at the wetland.
+        let moved = try Self.run(engine, ["op": "upsert", "layer": "sightings", "records": [
+            Self.sighting("c0", 129.04, 35.11, species: "Grus japonensis", count: 3, at: "2025-01-02T09:00:00+09:00"),
+        ]])
+        #expect(moved["applied"]?.intValue == 1)
+        #expect(moved["version"]?.intValue == version + 1)
+        let features = try Self.clusters(engine, "sightings", zoom: 8)
+        let busan = features.first { $0["id"] == "c0" }
+        #expect(busan?["geometry"]?["coordinates"] == [129.04, 35.11])
+        #expect(busan?["properties"]?["count"]?.intValue == 3)
+        #expect(Self.total(features) == 16)
+        _ = try Self.run(engine, ["op": "delete", "layer": "sightings", "ids": ["c0", "b0"]])
+        #expect(Self.total(try Self.clusters(engine, "sightings", zoom: 8)) == 14)
+        #expect(try engine.liveLayer(named: "sightings").record(idKey: "c0") == nil)
+    }
+
+    @Test func radiusLayersAreReadOnly() throws {
+        let layer = try Layer(name: "fixed", kind: .points, features: [
+            GeoJSON.pointFeature(coordinate: Coordinate(longitude: 1, latitude: 2), properties: [:], id: "x"),
+        ])
+        let engine = try Engine(layers: [layer])
+        guard case let .failure(error) = engine.handle(["op": "delete", "layer": "fixed", "ids": ["x"]]) else {
+            Issue.record("expected an error")
+            return
+        }
+        #expect(error.code == "read_only_layer")
+    }
+
+    @Test func stationsFilterByLine() throws {
+        let engine = try Self.engine()
+        _ = try Self.run(engine, ["op": "insert", "layer": "stations", "records": [
+            ["id": "seoul", "lon": 126.9707, "lat": 37.5547, "name": "Seoul", "lines": ["KTX", "Gyeongbu Line"]],
+            ["id": "yongsan", "lon": 126.9648, "lat": 37.5298, "name": "Yongsan", "lines": ["KTX", "Honam Line"]],
+            ["id": "cheongnyangni", "lon": 127.0468, "lat": 37.5804, "name": "Cheongnyangni", "lines": ["KTX-Eum"]],
+        ]])
+        #expect(Self.total(try Self.clusters(engine, "stations", zoom: 5, ["line": "KTX"])) == 2)
+        #expect(Self.total(try Self.clusters(engine, "stations", zoom: 5, ["line": "Honam Line"])) == 1)
+    }
+
+    /// Readers during a stream of batch writes: every answer counts whole batches only.
+    @Test func readersNeverSeeAPartialBatch() async throws {
+        let engine = try Self.engine()
+        let batchSize = 50, batches = 40
+        let done = Flag()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for b in 0..<batches {
+                    var records: [JSONValue] = []
+                    for i in 0..<batchSize {
+                        records.append(Self.sighting("w\(b)-\(i)", 126 + Double(i) * 0.05, 34 + Double(b) * 0.1,
+                                                     species: "Anas acuta"))
+                    }
+                    _ = try Self.run(engine, ["op": "insert", "layer": "sightings", "records": .array(records)])
+                }
+                done.set()
+                return 0
+            }
+            for reader in 0..<3 {
+                group.addTask {
+                    var reads = 0
+                    while !done.isSet || reads < 5 {
+                        let features = try Self.clusters(engine, "sightings", zoom: 2 + reader * 3)
+                        let total = Self.total(features)
+                        #expect(total % batchSize == 0, "a reader saw \(total) points")
+                        reads += 1
+                    }
+                    return reads
+                }
+            }
+            for try await _ in group {}
+        }
+        #expect(try engine.liveLayer(named: "sightings").count == batchSize * batches)
+    }
+
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
+    }
+
+    @Test func sampleDataLoadsAsLiveLayers() throws {
+        let root = String(#filePath).split(separator: "/").dropLast(3).joined(separator: "/")
+        let layers = try LayerCatalog.load(directory: "/" + root + "/Data")
+        let engine = try Engine(entries: layers)
+        let sightings = try engine.liveLayer(named: "sightings")
+        #expect(sightings.count > 10_000)
+        let features = try Self.clusters(engine, "sightings", zoom: 6, ["species": "Grus japonensis", "months": [12, 1, 2]])
+        #expect(Self.total(features) > 0)
+        #expect(features.allSatisfy { feature in
+            feature["properties"]?["cluster"] == nil || feature["properties"]?["species_count"] == 1
+        })
+    }
+}
