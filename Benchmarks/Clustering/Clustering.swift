@@ -41,6 +41,8 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    liveBenchmarks()
+
     Benchmark("radius world clusters z0-16 korea 100k",
               configuration: .init(metrics: [.wallClock], warmupIterations: 1, maxIterations: 20)) { benchmark in
         let index = try RadiusClusterIndex(coordinates: PointSets.points(.korea, count: 100_000), options: options)

@@ -19,6 +19,9 @@ struct Endpoint: Sendable {
         /// Exactly `count` comma-separated numbers, read as `number` is; `names` says what
         /// they are in error messages.
         case numbers(count: Int, names: String)
+        /// Comma-separated values (`species=Anas acuta,Grus japonensis`): an array of
+        /// strings, or of numbers when `numeric`.
+        case list(numeric: Bool)
     }
 
     struct Parameter: Sendable {
@@ -86,6 +89,19 @@ struct Endpoint: Sendable {
                 numbers.append(.number(number))
             }
             return .array(numbers)
+        case let .list(numeric):
+            var items: [JSONValue] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                if numeric {
+                    guard let number = strictNumber(part) else {
+                        throw .invalidField(field, reason: "must be comma-separated numbers, got \"\(part.prefix(40))\"")
+                    }
+                    items.append(.number(number))
+                } else {
+                    items.append(.string(String(part)))
+                }
+            }
+            return .array(items)
         }
     }
 
@@ -112,20 +128,27 @@ extension Endpoint {
         Endpoint("/v1/layers/{layer}", op: "stats", path: [layer]),
         Endpoint("/v1/layers/{layer}/clusters", op: "clusters", path: [layer],
                  query: [Parameter(name: "bbox", kind: .numbers(count: 4, names: "west,south,east,north")),
-                         Parameter(name: "zoom", kind: .number)],
+                         Parameter(name: "zoom", kind: .number)] + filters,
                  mediaType: .geoJSON),
         Endpoint("/v1/layers/{layer}/clusters/{cluster_id}/children", op: "children", path: [layer, clusterID],
-                 mediaType: .geoJSON),
+                 query: filters, mediaType: .geoJSON),
         Endpoint("/v1/layers/{layer}/clusters/{cluster_id}/leaves", op: "leaves", path: [layer, clusterID],
-                 query: [Parameter(name: "limit", kind: .number), Parameter(name: "offset", kind: .number)],
+                 query: [Parameter(name: "limit", kind: .number), Parameter(name: "offset", kind: .number)] + filters,
                  mediaType: .geoJSON),
         Endpoint("/v1/layers/{layer}/clusters/{cluster_id}/expansion-zoom", op: "expansion_zoom",
-                 path: [layer, clusterID]),
+                 path: [layer, clusterID], query: filters),
         // geojson-vt's tile object (pixel coordinates, integer geometry types), which is
         // JSON but not a GeoJSON document, hence application/json.
         Endpoint("/v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson", op: "tile",
                  path: [layer, Parameter(name: "z", kind: .number), Parameter(name: "x", kind: .number),
-                        Parameter(name: "y", kind: .number)]),
+                        Parameter(name: "y", kind: .number)], query: filters),
+    ]
+
+    /// The layer filters (see docs/LIVE.md); which ones a layer takes depends on its kind.
+    private static let filters = [
+        Parameter(name: "species", kind: .list(numeric: false)), Parameter(name: "from", kind: .string),
+        Parameter(name: "to", kind: .string), Parameter(name: "months", kind: .list(numeric: true)),
+        Parameter(name: "category", kind: .list(numeric: false)), Parameter(name: "line", kind: .string),
     ]
 
     private static let layer = Parameter(name: "layer", kind: .string)
