@@ -142,13 +142,14 @@ struct HelsinkiNetworkTests {
         let all = walks.map { $0.networkMeters / $0.straightMeters }.sorted()
         let far = walks.filter { $0.straightMeters >= 200 }.map { $0.networkMeters / $0.straightMeters }.sorted()
 
-        var lines = ["| ratio network / straight line | places | p10 | p25 | median | p75 | p90 | max | share <= 1.3 |",
-                     "|---|---|---|---|---|---|---|---|---|"]
+        var lines = ["| ratio network / straight line | places | p10 | p25 | median | p75 | p90 | max | share <= 1.3 | share 1.1-2.0 |",
+                     "|---|---|---|---|---|---|---|---|---|---|"]
         for (label, ratios) in [("all places", all), ("places >= 200 m away", far)] {
             let atMost = ratios.filter { $0 <= 1.3 }.count
+            let within = ratios.filter { (1.1...2.0).contains($0) }.count
             let cells = [0.1, 0.25, 0.5, 0.75, 0.9].map { format(HelsinkiSample.quantile(ratios, $0), 2) }
             lines.append("| \(label) | \(ratios.count) | " + cells.joined(separator: " | ")
-                         + " | \(format(ratios.last!, 2)) | \(percent(atMost, ratios.count)) |")
+                         + " | \(format(ratios.last!, 2)) | \(percent(atMost, ratios.count)) | \(percent(within, ratios.count)) |")
         }
         lines.append("")
         lines.append("| remaining min | radius straight / network (m) | reachable straight | reachable network | both | straight only | network only | straight, detour 1.5 |")
@@ -189,6 +190,11 @@ struct HelsinkiNetworkTests {
                 #expect(straightSet.contains(index), "\(sample.names[index])")
             }
         }
+        let stationSnap = sample.network.nearestNode(to: sample.station).distanceMeters
+        let snaps = sample.places.map { sample.network.nearestNode(to: $0.coordinate).distanceMeters }.sorted()
+        lines.append("")
+        lines.append("snap legs: station \(format(stationSnap, 1)) m; places median \(format(HelsinkiSample.quantile(snaps, 0.5), 1)) m, "
+                     + "p95 \(format(HelsinkiSample.quantile(snaps, 0.95), 1)) m, max \(format(snaps.last!, 1)) m")
         print(lines.joined(separator: "\n"))
     }
 
