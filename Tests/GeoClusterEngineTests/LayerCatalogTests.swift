@@ -11,8 +11,8 @@ struct LayerCatalogTests {
 
     @Test func theShippedSampleLayersLoad() throws {
         let layers = try LayerCatalog.load(directory: Self.dataDirectory)
-        #expect(Array(layers.map(\.name).prefix(3)) == ["sightings", "places", "stations"])
-        #expect(Array(layers.map(\.kind).prefix(3)) == [.sightings, .places, .stations])
+        #expect(layers.map(\.name) == ["sightings", "places", "stations", "kr_cities", "helsinki_places", "helsinki_stations"])
+        #expect(layers.map(\.kind) == [.sightings, .places, .stations, .places, .places, .stations])
         for layer in layers {
             guard case let .live(store) = layer else {
                 Issue.record("\(layer.name) should be a live layer")
@@ -20,7 +20,11 @@ struct LayerCatalogTests {
             }
             #expect(store.layer.count > 0)
             let bounds = try #require(store.layer.index.bounds)
-            #expect(bounds[0] > 124 && bounds[2] < 132 && bounds[1] > 33 && bounds[3] < 39, "\(layer.name) lies in Korea")
+            if layer.name.hasPrefix("helsinki_") {
+                #expect(bounds[0] > 24.9 && bounds[2] < 25 && bounds[1] > 60.1 && bounds[3] < 60.2, "\(layer.name) lies in central Helsinki")
+            } else {
+                #expect(bounds[0] > 124 && bounds[2] < 132 && bounds[1] > 33 && bounds[3] < 39, "\(layer.name) lies in Korea")
+            }
         }
         let engine = try Engine(entries: layers)
         let clusters = try engine.execute(.clusters(layer: "sightings", bbox: BoundingBox([124, 33, 132, 39]), zoom: 5))

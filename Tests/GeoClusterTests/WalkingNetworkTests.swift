@@ -109,6 +109,54 @@ struct WalkingNetworkTests {
         }
     }
 
+    // MARK: The JSON document
+
+    @Test func readsTheNetworkDocumentFormat() throws {
+        let document = """
+            {"format": "geo-cluster-walking-network", "version": 1, "license": "CC0-1.0",
+             "nodes": [[101, 0, 0], [-1, 0.001, 0], [102, 0.001, 0.001]],
+             "edges": [[0, 1, 111.5], [1, 2, 111.2], [2, 2, 0]]}
+            """
+        let network = try WalkingNetwork(json: Array(document.utf8))
+        #expect(network._checkInvariants())
+        #expect(network.nodes == [Coordinate(longitude: 0, latitude: 0), Coordinate(longitude: 0.001, latitude: 0),
+                                  Coordinate(longitude: 0.001, latitude: 0.001)])
+        #expect(network.edgeCount == 3)
+        #expect(try network.shortestDistancesMeters(from: 0) == [0, 111.5, 222.7])
+    }
+
+    @Test func rejectsDocumentsNotInTheFormat() {
+        func reason(_ text: String) -> String? {
+            do {
+                _ = try WalkingNetwork(json: Array(text.utf8))
+                return nil
+            } catch {
+                guard case let .invalidWalkingNetwork(reason) = error else { return "other: \(error)" }
+                return reason
+            }
+        }
+        let head = #""format":"geo-cluster-walking-network","version":1"#
+        #expect(reason("{")?.hasPrefix("not JSON: ") == true)
+        #expect(reason(#"{"format":"geojson","version":1,"nodes":[],"edges":[]}"#)
+                == #""format" must be "geo-cluster-walking-network""#)
+        #expect(reason(#"{"format":"geo-cluster-walking-network","version":2,"nodes":[],"edges":[]}"#)
+                == #""version" must be 1"#)
+        #expect(reason("{\(head),\"edges\":[]}") == #""nodes" must be an array"#)
+        #expect(reason("{\(head),\"nodes\":[[1,0,0]]}") == #""edges" must be an array"#)
+        #expect(reason("{\(head),\"nodes\":[[1,0,0],[2,\"0\",0]],\"edges\":[]}")
+                == "nodes[1] must be [id, lon, lat] with numeric lon and lat")
+        #expect(reason("{\(head),\"nodes\":[[1,0,0],[2,0,0]],\"edges\":[[0,1.5,3]]}")
+                == "edges[0] must be [from, to, length_m] with integer ends")
+        #expect(reason("{\(head),\"nodes\":[],\"edges\":[]}") == "a walking network needs at least one node")
+        // Graph errors come from init(nodes:edges:) unchanged.
+        #expect(throws: GeoClusterError.networkNodeOutOfRange(node: 2, nodeCount: 2, edge: 0)) {
+            try WalkingNetwork(json: Array("{\(head),\"nodes\":[[1,0,0],[2,0,0]],\"edges\":[[0,2,1]]}".utf8))
+        }
+        #expect(throws: GeoClusterError.invalidCoordinate(field: "lat", value: 91, reason: "is outside [-90, 90]", index: 0)) {
+            try WalkingNetwork(json: Array("{\(head),\"nodes\":[[1,0,91]],\"edges\":[]}".utf8))
+        }
+    }
+
     // MARK: Shortest paths
 
     @Test func networkDistancesFollowTheBridge() throws {
