@@ -7,7 +7,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "geo-cluster",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "geo-cluster", targets: ["geo-cluster"]),
         .library(name: "GeoCluster", targets: ["GeoCluster"]),
