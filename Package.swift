@@ -33,7 +33,7 @@ let package = Package(
         // Swift wrapper over PROJ: transforms, geodesic distance, typed errors.
         .target(name: "GeoProjection", dependencies: ["CProj"], swiftSettings: strictSettings),
         // Layers, the request model and the one dispatcher every transport calls.
-        .target(name: "GeoClusterEngine", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
+        .target(name: "GeoClusterEngine", dependencies: ["GeoCluster", "GeoProjection"], swiftSettings: strictSettings),
         // The HTTP transport: Hummingbird routes that translate HTTP to engine requests and back.
         .target(
             name: "GeoClusterHTTP",
@@ -78,7 +78,8 @@ let package = Package(
 
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
-        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine"], swiftSettings: strictSettings),
+        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoProjection"],
+                    swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",
             dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird")],

@@ -1,11 +1,13 @@
 import GeoCluster
+import GeoProjection
 
 /// The one place where queries are answered. Transports decode their input into a
 /// ``Request``, call ``execute(_:)`` and encode the result; no query logic lives in a
 /// transport.
 ///
 /// The loaded layers are immutable values, so any number of threads may call
-/// ``execute(_:)`` at once without locks.
+/// ``execute(_:)`` at once without locks; `project` borrows a PROJ transformer per call
+/// from ``transformers``, which takes a short lock only to lend and take back.
 public final class Engine: Sendable {
     /// Bounds on the size of answers.
     public struct Limits: Sendable {
@@ -22,6 +24,8 @@ public final class Engine: Sendable {
     public let layers: [Layer]
     private let layersByName: [String: Int]
     public let limits: Limits
+    /// PROJ transformers for `project`, reused across requests (see `Engine+Project.swift`).
+    public let transformers = TransformerPool()
 
     public init(layers: [Layer], limits: Limits = Limits()) throws(EngineError) {
         var byName: [String: Int] = [:]
@@ -108,6 +112,9 @@ public final class Engine: Sendable {
             return .object(["z": .number(Double(address.z)), "x": .number(Double(address.x)),
                             "y": .number(Double(address.y)), "extent": .number(Double(layer.index.options.extent)),
                             "features": .array(rendered)])
+
+        case let .project(from, to, coordinates):
+            return try project(coordinates, from: from, to: to)
         }
     }
 

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoProjection
 
 /// Every error the engine reports to a transport. Each case says what was wrong and
 /// where (the offending field or feature), has a stable machine-readable ``code``, and
@@ -24,10 +25,15 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(what: String, limit: Int)
     /// An error of the clustering core, with the request field it came from.
     case core(GeoClusterError, field: String?)
+    /// An error of the PROJ wrapper, with the request field it came from: `from` or `to`
+    /// for a CRS, `coordinates[i]` for the i-th (0-based) coordinate pair.
+    case projection(ProjectionError, field: String?)
 
     /// How a transport should treat the error.
     public enum Category: Sendable {
         case badRequest, notFound, tooLarge
+        /// The service failed, not the request (PROJ could not start).
+        case internalFailure
     }
 
     public var category: Category {
@@ -35,6 +41,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownLayer: .notFound
         case .core(.unknownCluster, _): .notFound
         case .tooLarge: .tooLarge
+        case .projection(.contextCreationFailed, _): .internalFailure
         default: .badRequest
         }
     }
@@ -52,6 +59,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidLayerSource: "invalid_layer_source"
         case .tooLarge: "too_large"
         case let .core(error, _): error.code
+        case let .projection(error, _): error.code
         }
     }
 
@@ -62,6 +70,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownLayer: "layer"
         case .unknownOperation: "op"
         case let .core(_, field): field
+        case let .projection(_, field): field
         default: nil
         }
     }
@@ -78,6 +87,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .invalidLayerSource(path, reason): "\(path): \(reason)"
         case let .tooLarge(what, limit): "\(what) exceeds the limit of \(limit)"
         case let .core(error, _): error.description
+        case let .projection(error, _): error.description
         }
     }
 }

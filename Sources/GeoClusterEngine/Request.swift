@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoProjection
 
 /// One engine operation with validated parameters. Every transport builds these (from a
 /// JSON line, from an HTTP route) and hands them to ``Engine/execute(_:)``.
@@ -17,9 +18,13 @@ public enum Request: Sendable, Equatable {
     case expansionZoom(layer: String, clusterID: Int)
     /// One tile in geojson-vt form (pixel coordinates within the tile's extent).
     case tile(layer: String, address: TileAddress)
+    /// Coordinates converted between two CRSs by PROJ, in visualisation order (x is the
+    /// longitude or easting). See `Request+Project.swift`.
+    case project(from: CRS, to: CRS, coordinates: [CRSPoint])
 
     /// The operation names of the wire protocols.
-    public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile"]
+    public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile",
+                                    "project"]
 
     /// Default and largest page size of `leaves`.
     public static let defaultLeavesLimit = 10
@@ -59,6 +64,8 @@ public enum Request: Sendable, Equatable {
             } catch {
                 throw .core(error, field: x < 1 << z ? "y" : "x")
             }
+        case "project":
+            self = try .project(reading: &fields)
         default:
             throw .unknownOperation(op)
         }
@@ -73,7 +80,7 @@ struct FieldReader {
 
     init(_ object: JSONObject) { self.object = object }
 
-    private mutating func value(_ name: String) -> JSONValue? {
+    mutating func value(_ name: String) -> JSONValue? {
         used.insert(name)
         guard let value = object[name], !value.isNull else { return nil }
         return value
