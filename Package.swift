@@ -7,7 +7,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "geo-cluster",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "geo-cluster", targets: ["geo-cluster"]),
         .library(name: "GeoCluster", targets: ["GeoCluster"]),
@@ -39,6 +39,7 @@ let package = Package(
             name: "GeoClusterEngine",
             dependencies: [
                 "GeoCluster",
+                "GeoProjection",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ],
@@ -88,7 +89,8 @@ let package = Package(
 
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
-        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine"], swiftSettings: strictSettings),
+        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoProjection"],
+                    swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",
             dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird")],

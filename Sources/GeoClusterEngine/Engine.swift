@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoProjection
 
 /// A loaded layer: built once with the radius algorithm (supercluster-compatible,
 /// read-only), or live (typed records, writes, filters and aggregates).
@@ -42,7 +43,8 @@ public enum EngineLayer: Sendable {
 ///
 /// Radius layers are immutable values and live layers hand out immutable versions, so
 /// any number of threads may call ``execute(_:)`` at once without locks; writes to a live
-/// layer are serialised by its ``LiveLayerStore``.
+/// layer are serialised by its ``LiveLayerStore``; `project` borrows a PROJ transformer
+/// per call from ``transformers``, which takes a short lock only to lend and take back.
 public final class Engine: Sendable {
     /// Bounds on the size of answers.
     public struct Limits: Sendable {
@@ -59,6 +61,8 @@ public final class Engine: Sendable {
     public let entries: [EngineLayer]
     private let layersByName: [String: Int]
     public let limits: Limits
+    /// PROJ transformers for `project`, reused across requests (see `Engine+Project.swift`).
+    public let transformers = TransformerPool()
 
     public init(entries: [EngineLayer], limits: Limits = Limits()) throws(EngineError) {
         var byName: [String: Int] = [:]
@@ -128,6 +132,9 @@ public final class Engine: Sendable {
             guard case let .live(store) = try entry(named: name) else { throw .readOnlyLayer(name) }
             return try write(batch, to: store)
 
+        case let .project(from, to, coordinates):
+            return try project(coordinates, from: from, to: to)
+
         case let .clusters(name, _, _, filter), let .children(name, _, filter), let .leaves(name, _, _, _, filter),
              let .expansionZoom(name, _, filter), let .tile(name, _, filter):
             switch try entry(named: name) {
@@ -181,7 +188,7 @@ public final class Engine: Sendable {
             }
             return tileObject(address, extent: layer.index.options.extent, features: rendered)
 
-        case .layers, .stats, .write:
+        case .layers, .stats, .write, .project:
             preconditionFailure("not a layer query")
         }
     }
@@ -230,7 +237,7 @@ public final class Engine: Sendable {
             }
             return tileObject(address, extent: index.options.extent, features: rendered)
 
-        case .layers, .stats, .write:
+        case .layers, .stats, .write, .project:
             preconditionFailure("not a layer query")
         }
     }

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoProjection
 
 /// Every error the engine reports to a transport. Each case says what was wrong and
 /// where (the offending field or feature), has a stable machine-readable ``code``, and
@@ -38,10 +39,15 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownID(layer: String, index: Int, id: String)
     /// A write to a layer that cannot change (built with the radius algorithm).
     case readOnlyLayer(String)
+    /// An error of the PROJ wrapper, with the request field it came from: `from` or `to`
+    /// for a CRS, `coordinates[i]` for the i-th (0-based) coordinate pair.
+    case projection(ProjectionError, field: String?)
 
     /// How a transport should treat the error.
     public enum Category: Sendable {
         case badRequest, notFound, tooLarge
+        /// The service failed, not the request (PROJ could not start).
+        case internalFailure
     }
 
     public var category: Category {
@@ -50,6 +56,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .core(.unknownCluster, _): .notFound
         case .tooLarge: .tooLarge
         case .unknownID: .notFound
+        case .projection(.contextCreationFailed, _): .internalFailure
         default: .badRequest
         }
     }
@@ -72,6 +79,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .duplicateID: "duplicate_id"
         case .unknownID: "unknown_id"
         case .readOnlyLayer: "read_only_layer"
+        case let .projection(error, _): error.code
         }
     }
 
@@ -87,6 +95,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .duplicateID(_, index, _): "records[\(index)]"
         case let .unknownID(_, index, _): "ids[\(index)]"
         case .readOnlyLayer: "layer"
+        case let .projection(_, field): field
         default: nil
         }
     }
@@ -110,6 +119,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .unknownID(layer, index, id): "layer \"\(layer)\", item \(index): no record with id \"\(id)\""
         case let .readOnlyLayer(name):
             "layer \"\(name)\" uses the radius algorithm, which is built once; load it with the live algorithm to change it"
+        case let .projection(error, _): error.description
         }
     }
 }

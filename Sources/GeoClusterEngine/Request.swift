@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoProjection
 
 /// One engine operation with validated parameters. Every transport builds these (from a
 /// JSON line, from an HTTP route) and hands them to ``Engine/execute(_:)``.
@@ -17,6 +18,9 @@ public enum Request: Sendable, Equatable {
     case expansionZoom(layer: String, clusterID: Int, filter: LayerFilter = .none)
     /// One tile in geojson-vt form (pixel coordinates within the tile's extent).
     case tile(layer: String, address: TileAddress, filter: LayerFilter = .none)
+    /// Coordinates converted between two CRSs by PROJ, in visualisation order (x is the
+    /// longitude or easting). See `Request+Project.swift`.
+    case project(from: CRS, to: CRS, coordinates: [CRSPoint])
     /// A batch of changes to a live layer, applied all or nothing.
     case write(layer: String, batch: WriteBatch)
 
@@ -30,7 +34,7 @@ public enum Request: Sendable, Equatable {
 
     /// The operation names of the wire protocols.
     public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile",
-                                    "insert", "upsert", "delete"]
+                                    "insert", "upsert", "delete", "project"]
 
     /// Most records or ids in one write request.
     public static let maxBatchSize = 10_000
@@ -84,6 +88,8 @@ public enum Request: Sendable, Equatable {
                 throw .core(error, field: x < 1 << z ? "y" : "x")
             }
             self = .tile(layer: layer, address: address, filter: try LayerFilter.read(&fields))
+        case "project":
+            self = try .project(reading: &fields)
         default:
             throw .unknownOperation(op)
         }

@@ -33,6 +33,7 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             case .badRequest: .badRequest
             case .notFound: .notFound
             case .tooLarge: .contentTooLarge
+            case .internalFailure: .internalServerError
             }
         case .routeNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed

@@ -22,6 +22,10 @@ struct Endpoint: Sendable {
         /// Comma-separated values (`species=Anas acuta,Grus japonensis`): an array of
         /// strings, or of numbers when `numeric`.
         case list(numeric: Bool)
+        /// `x,y` pairs separated by `;` (`126.97,37.55;129.04,35.11`), each number read as
+        /// `number` is, into an array of `[x, y]` arrays. An error names the pair as
+        /// `field[i]`; how many pairs are allowed is the engine's rule.
+        case pairs
     }
 
     struct Parameter: Sendable {
@@ -102,6 +106,16 @@ struct Endpoint: Sendable {
                 }
             }
             return .array(items)
+        case .pairs:
+            var pairs: [JSONValue] = []
+            for (i, pair) in text.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
+                let parts = pair.split(separator: ",", omittingEmptySubsequences: false)
+                guard parts.count == 2, let x = strictNumber(parts[0]), let y = strictNumber(parts[1]) else {
+                    throw .invalidField("\(field)[\(i)]", reason: "must be two comma-separated numbers x,y, got \"\(pair.prefix(40))\"")
+                }
+                pairs.append([.number(x), .number(y)])
+            }
+            return .array(pairs)
         }
     }
 
@@ -142,6 +156,9 @@ extension Endpoint {
         Endpoint("/v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson", op: "tile",
                  path: [layer, Parameter(name: "z", kind: .number), Parameter(name: "x", kind: .number),
                         Parameter(name: "y", kind: .number)], query: filters),
+        Endpoint("/v1/project", op: "project",
+                 query: [Parameter(name: "from", kind: .string), Parameter(name: "to", kind: .string),
+                         Parameter(name: "coordinates", kind: .pairs)]),
     ]
 
     /// The layer filters (see docs/LIVE.md); which ones a layer takes depends on its kind.

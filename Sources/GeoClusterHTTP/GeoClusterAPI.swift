@@ -23,6 +23,7 @@ typealias Request = Hummingbird.Request
 /// | `GET /v1/layers/{layer}/clusters/{id}/leaves?limit=&offset=` | GeoJSON page of points, with `total` |
 /// | `GET /v1/layers/{layer}/clusters/{id}/expansion-zoom` | `{"cluster_id":…,"expansion_zoom":…}` |
 /// | `GET /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson` | geojson-vt tile |
+/// | `GET /v1/project?from=EPSG:4326&to=EPSG:5179&coordinates=x,y;x,y` | `{"from":…,"to":…,"coordinates":[[x,y],…]}` |
 /// | `POST /v1/query` | JSON lines in, JSON lines out (`application/x-ndjson`) |
 /// | `GET /healthz`, `GET /readyz` | liveness, readiness |
 ///

@@ -26,6 +26,11 @@ public struct CRS: Hashable, Sendable, CustomStringConvertible {
             definition = try Self.normalizedPROJString(trimmed, original: text)
             return
         }
+        if trimmed.contains("=") {
+            // Most likely a PROJ string whose leading "+" was lost, as a URL query turns "+"
+            // into a space.
+            throw .malformedCRS(text: text, reason: "a PROJ string must start with \"+proj=<name>\"")
+        }
         let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false)
         let digits: Substring
         switch parts.count {

@@ -30,6 +30,8 @@ import Testing
         ("EPSG:4326:1", "expected \"EPSG:<code>\", \"<code>\" or \"+proj=...\""),
         ("+proj=", "a PROJ string must start with \"+proj=<name>\""),
         ("+ellps=GRS80 +proj=tmerc", "a PROJ string must start with \"+proj=<name>\""),
+        // What a URL query makes of an unescaped "+proj=utm +zone=52".
+        (" proj=utm zone=52", "a PROJ string must start with \"+proj=<name>\""),
         ("EPSG:43\u{0}26", "contains a NUL character"),
     ])
     func malformedIdentifiersAreRejected(text: String, reason: String) {
