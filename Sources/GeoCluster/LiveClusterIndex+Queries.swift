@@ -212,14 +212,17 @@ extension LiveClusterIndex {
                 UInt32(min(last, cell(rect.maxX) + margin)), UInt32(min(last, cell(rect.maxY) + margin)))
     }
 
-    /// The totals of one node (or one point) for one grid cell of one partition.
+    /// The totals of one node (or one point) for one grid cell: of one partition, or of
+    /// several with their counts in `histogram`.
     struct Contribution {
         var x: UInt32
         var y: UInt32
+        /// The partition of every point counted, or -1 when `histogram` (or nothing) tells.
         var partition: Int
         var aggregate: NodeAggregate
         /// A slot of a point in it; the point itself when the count is 1.
         var slot: UInt32
+        var histogram: [PartitionCount]? = nil
     }
 
     /// A non-empty grid cell with its totals; its partition counts are
@@ -255,19 +258,31 @@ extension LiveClusterIndex {
     /// Gathers per-cell totals at `level` within the cell range, over the filter's partitions.
     func collect(level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
                  into contributions: inout [Contribution]) {
-        forEachTree(filter) { partition, tree in
+        forEachTree(filter) { partition, tree, filter in
             Self.collect(tree, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
                          partition: partition, into: &contributions)
         }
     }
 
-    func forEachTree(_ filter: LiveFilter, _ body: (Int, QuadNode) -> Void) {
+    /// The quadtrees a filter needs, each with the filter to apply in it and the
+    /// partition its points all belong to (-1 for the combined tree): the chosen
+    /// partitions' trees in a partitioned index, the combined tree otherwise (which then
+    /// tests partitions point by point).
+    func forEachTree(_ filter: LiveFilter, _ body: (Int, QuadNode, LiveFilter) -> Void) {
         if let partitions = filter.partitions {
-            for partition in partitions.sorted() where partition >= 0 && partition < trees.count {
-                body(partition, trees[partition])
+            if partitioned {
+                var single = filter
+                single.partitions = nil
+                for partition in Set(partitions).sorted() where partition >= 0 && partition < trees.count {
+                    body(partition, trees[partition], single)
+                }
+            } else {
+                var scan = filter
+                scan.allowedPartitions = Set(partitions)
+                body(-1, combined, scan)
             }
         } else {
-            for (partition, tree) in trees.enumerated() { body(partition, tree) }
+            body(-1, combined, filter)
         }
     }
 
@@ -279,19 +294,30 @@ extension LiveClusterIndex {
             guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { return }
             if !filter.testsPoints {
                 contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: node.aggregate,
-                                                  slot: node.firstSlot))
+                                                  slot: node.firstSlot,
+                                                  histogram: node.histogram.isEmpty ? nil : node.histogram))
                 return
             }
-            var aggregate = NodeAggregate()
-            var slot = UInt32.max
-            node.forEachEntry { entry in
-                if filter.passes(entry) {
+            if partition >= 0 || node.histogram.isEmpty {
+                // One partition, or none counted: one contribution for the node.
+                var aggregate = NodeAggregate()
+                var slot = UInt32.max
+                node.forEachEntry { entry in
+                    guard filter.passes(entry) else { return }
                     aggregate.add(entry)
-                    if slot == UInt32.max { slot = entry.slot }
+                    slot = min(slot, entry.slot)
                 }
+                if aggregate.count > 0 {
+                    contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate, slot: slot))
+                }
+                return
             }
-            if aggregate.count > 0 {
-                contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate, slot: slot))
+            node.forEachEntry { entry in
+                guard filter.passes(entry) else { return }
+                var aggregate = NodeAggregate()
+                aggregate.add(entry)
+                contributions.append(Contribution(x: cx, y: cy, partition: Int(entry.partition), aggregate: aggregate,
+                                                  slot: entry.slot))
             }
             return
         }
@@ -306,7 +332,8 @@ extension LiveClusterIndex {
                 guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { continue }
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
-                contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate, slot: entry.slot))
+                contributions.append(Contribution(x: cx, y: cy, partition: Int(entry.partition), aggregate: aggregate,
+                                                  slot: entry.slot))
             }
             return
         }
@@ -316,11 +343,9 @@ extension LiveClusterIndex {
         }
     }
 
-    /// Sums contributions per cell, with counts per partition.
+    /// Sums contributions per cell, with counts per partition when the index keeps them.
     func fold(_ contributions: [Contribution]) -> Grid {
-        let sorted = contributions.sorted {
-            ($0.y, $0.x, $0.partition, $0.slot) < ($1.y, $1.x, $1.partition, $1.slot)
-        }
+        let sorted = contributions.sorted { ($0.y, $0.x, $0.slot) < ($1.y, $1.x, $1.slot) }
         var grid = Grid(cells: [], histogram: [])
         grid.cells.reserveCapacity(sorted.count)
         for c in sorted {
@@ -328,19 +353,38 @@ extension LiveClusterIndex {
                 let i = grid.cells.count - 1
                 grid.cells[i].aggregate.add(c.aggregate)
                 grid.cells[i].slot = min(grid.cells[i].slot, c.slot)
-                if grid.histogram.last?.partition == c.partition {
-                    grid.histogram[grid.histogram.count - 1].count += c.aggregate.count
-                } else {
-                    grid.histogram.append((c.partition, c.aggregate.count))
-                    grid.cells[i].histogramEnd += 1
-                }
             } else {
-                grid.histogram.append((c.partition, c.aggregate.count))
+                if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
                 grid.cells.append(GridCell(x: c.x, y: c.y, aggregate: c.aggregate, slot: c.slot,
-                                           histogramStart: grid.histogram.count - 1, histogramEnd: grid.histogram.count))
+                                           histogramStart: grid.histogram.count, histogramEnd: grid.histogram.count))
+            }
+            if let histogram = c.histogram {
+                for item in histogram { grid.histogram.append((Int(item.partition), Int(item.count))) }
+            } else if partitioned, c.partition >= 0 {
+                grid.histogram.append((c.partition, c.aggregate.count))
+            }
+            grid.cells[grid.cells.count - 1].histogramEnd = grid.histogram.count
+        }
+        if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
+        return grid
+    }
+
+    /// Sorts a cell's partition counts by partition and merges repeats in place.
+    private func normalizeHistogram(of cell: Int, in grid: inout Grid) {
+        let start = grid.cells[cell].histogramStart, end = grid.cells[cell].histogramEnd
+        guard end - start > 1 else { return }
+        let items = grid.histogram[start..<end].sorted { $0.partition < $1.partition }
+        var write = start
+        for item in items {
+            if write > start, grid.histogram[write - 1].partition == item.partition {
+                grid.histogram[write - 1].count += item.count
+            } else {
+                grid.histogram[write] = item
+                write += 1
             }
         }
-        return grid
+        grid.histogram.removeSubrange(write..<end)
+        grid.cells[cell].histogramEnd = write
     }
 
     struct Group {
@@ -506,7 +550,7 @@ extension LiveClusterIndex {
     func forEachPoint(level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
                       _ body: (LeafEntry) -> Bool) {
         var going = true
-        forEachTree(filter) { _, tree in
+        forEachTree(filter) { _, tree, filter in
             guard going else { return }
             going = Self.walk(tree, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body)
         }

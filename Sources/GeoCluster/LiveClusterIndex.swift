@@ -49,11 +49,15 @@ public struct LiveFilter: Sendable {
 
     public static let all = LiveFilter()
 
+    /// Partitions tested point by point, in an index without a tree per partition.
+    var allowedPartitions: Set<Int>?
+
     /// Whether counts need a look at single points; otherwise node totals answer.
-    var testsPoints: Bool { days != nil || months != nil || predicate != nil }
+    var testsPoints: Bool { days != nil || months != nil || predicate != nil || allowedPartitions != nil }
 
     @inline(__always)
     func passes(_ entry: LeafEntry) -> Bool {
+        if let allowedPartitions, !allowedPartitions.contains(Int(entry.partition)) { return false }
         if let days, !days.contains(entry.day) { return false }
         if let months, months & (1 << UInt16(entry.month)) == 0 { return false }
         if let predicate, !predicate(Int(entry.slot)) { return false }
@@ -112,7 +116,12 @@ public struct LiveAnswer: Sendable {
 /// into it. A cluster whose cells did not change keeps its id across unrelated updates.
 public struct LiveClusterIndex: Sendable {
     public let options: LiveClusterOptions
-    /// One quadtree per partition; the root covers the whole world.
+    /// Whether points are also kept in one quadtree per partition, so that a query for a
+    /// few partitions (species, categories) visits only their trees.
+    public let partitioned: Bool
+    /// Every point; in a partitioned index its nodes also count points per partition.
+    var combined = QuadNode.root
+    /// One quadtree per partition when ``partitioned``; the roots cover the whole world.
     var trees: [QuadNode] = []
     /// Every point by slot, `nil` for a free slot.
     var table = PersistentVector<StoredPoint?>()
@@ -121,14 +130,19 @@ public struct LiveClusterIndex: Sendable {
     /// Partitions are small integers; the bound keeps per-query arrays small.
     public static let maxPartitions = 1 << 16
 
-    public init(options: LiveClusterOptions = LiveClusterOptions()) throws(GeoClusterError) {
+    /// An empty index. A `partitioned` index keeps a quadtree per partition besides the
+    /// combined one: about twice the memory and work per change, for filters by partition
+    /// that visit only the chosen partitions and per-cluster counts by partition.
+    public init(options: LiveClusterOptions = LiveClusterOptions(), partitioned: Bool = false) throws(GeoClusterError) {
         try options.validate()
         self.options = options
+        self.partitioned = partitioned
     }
 
     /// Builds an index of `points`, each at the slot of its position in the array.
-    public init(points: [LivePoint], options: LiveClusterOptions = LiveClusterOptions()) throws(GeoClusterError) {
-        try self.init(options: options)
+    public init(points: [LivePoint], options: LiveClusterOptions = LiveClusterOptions(),
+                partitioned: Bool = false) throws(GeoClusterError) {
+        try self.init(options: options, partitioned: partitioned)
         for (slot, point) in points.enumerated() {
             try insert(point, slot: slot)
         }
@@ -161,8 +175,11 @@ public struct LiveClusterIndex: Sendable {
         let entry = LeafEntry(point, slot: UInt32(slot))
         let stored = StoredPoint(point: point, qx: entry.qx, qy: entry.qy)
         if slot == table.count { table.append(stored) } else { table[slot] = stored }
-        while trees.count <= point.partition { trees.append(QuadNode.root) }
-        Self.insert(entry, into: &trees[point.partition], bucketSize: options.bucketSize)
+        Self.insert(entry, into: &combined, bucketSize: options.bucketSize, histogram: partitioned)
+        if partitioned {
+            while trees.count <= point.partition { trees.append(QuadNode.root) }
+            Self.insert(entry, into: &trees[point.partition], bucketSize: options.bucketSize, histogram: false)
+        }
         count += 1
     }
 
@@ -172,7 +189,10 @@ public struct LiveClusterIndex: Sendable {
     public mutating func remove(slot: Int) -> LivePoint? {
         guard slot >= 0, slot < table.count, let stored = table[slot] else { return nil }
         let entry = LeafEntry(stored.point, slot: UInt32(slot), qx: stored.qx, qy: stored.qy)
-        Self.remove(entry, from: &trees[stored.point.partition], bucketSize: options.bucketSize)
+        Self.remove(entry, from: &combined, bucketSize: options.bucketSize, histogram: partitioned)
+        if partitioned {
+            Self.remove(entry, from: &trees[stored.point.partition], bucketSize: options.bucketSize, histogram: false)
+        }
         table[slot] = nil
         count -= 1
         return stored.point
@@ -197,9 +217,7 @@ public struct LiveClusterIndex: Sendable {
     /// quantised extremes come from a walk down the quadtrees' outer edges.
     public var bounds: [Double]? {
         var minX = UInt32.max, minY = UInt32.max, maxX = UInt32.min, maxY = UInt32.min
-        for tree in trees where tree.aggregate.count > 0 {
-            tree.extremes(&minX, &minY, &maxX, &maxY)
-        }
+        if combined.aggregate.count > 0 { combined.extremes(&minX, &minY, &maxX, &maxY) }
         guard minX <= maxX else { return nil }
         return [WebMercator.longitude(x: LeafEntry.unquantize(minX)), WebMercator.latitude(y: LeafEntry.unquantize(maxY)),
                 WebMercator.longitude(x: LeafEntry.unquantize(maxX)), WebMercator.latitude(y: LeafEntry.unquantize(minY))]
@@ -207,20 +225,21 @@ public struct LiveClusterIndex: Sendable {
 
     // MARK: Quadtree changes
 
-    static func insert(_ entry: LeafEntry, into node: inout QuadNode, bucketSize: Int) {
+    static func insert(_ entry: LeafEntry, into node: inout QuadNode, bucketSize: Int, histogram: Bool) {
         node.aggregate.add(entry)
+        if histogram { node.count(partition: entry.partition, by: 1) }
         if node.isLeaf {
             node.entries.append(entry)
-            if node.entries.count > bucketSize, node.level < 32 { split(&node, bucketSize: bucketSize) }
+            if node.entries.count > bucketSize, node.level < 32 { split(&node, bucketSize: bucketSize, histogram: histogram) }
         } else {
-            place(entry, under: &node, bucketSize: bucketSize)
+            place(entry, under: &node, bucketSize: bucketSize, histogram: histogram)
         }
     }
 
     /// Puts an entry into the right child of an inner node (whose totals already count it).
-    static func place(_ entry: LeafEntry, under node: inout QuadNode, bucketSize: Int) {
+    static func place(_ entry: LeafEntry, under node: inout QuadNode, bucketSize: Int, histogram: Bool) {
         for i in node.children.indices where node.children[i].contains(entry.qx, entry.qy) {
-            insert(entry, into: &node.children[i], bucketSize: bucketSize)
+            insert(entry, into: &node.children[i], bucketSize: bucketSize, histogram: histogram)
             return
         }
         let childLevel = node.level + 1
@@ -241,6 +260,11 @@ public struct LiveClusterIndex: Sendable {
             var leaf = QuadNode(level: common + 1, qx: entry.qx, qy: entry.qy)
             leaf.aggregate.add(entry)
             leaf.entries = [entry]
+            if histogram {
+                parent.histogram = sibling.histogram
+                parent.count(partition: entry.partition, by: 1)
+                leaf.count(partition: entry.partition, by: 1)
+            }
             let leafFirst = leaf.quadrant(at: common + 1) < sibling.quadrant(at: common + 1)
             parent.children = leafFirst ? [leaf, sibling] : [sibling, leaf]
             node.children[i] = parent
@@ -249,6 +273,7 @@ public struct LiveClusterIndex: Sendable {
         var leaf = QuadNode(level: childLevel, qx: entry.qx, qy: entry.qy)
         leaf.aggregate.add(entry)
         leaf.entries = [entry]
+        if histogram { leaf.count(partition: entry.partition, by: 1) }
         let position = node.children.firstIndex { $0.quadrant(at: childLevel) > quadrant } ?? node.children.count
         node.children.insert(leaf, at: position)
     }
@@ -256,7 +281,7 @@ public struct LiveClusterIndex: Sendable {
     /// Turns an overfull leaf into an inner node. When all its points share a deeper
     /// cell, one child at that cell takes them all, so a spot with thousands of points
     /// does not build a chain of single-child nodes.
-    static func split(_ node: inout QuadNode, bucketSize: Int) {
+    static func split(_ node: inout QuadNode, bucketSize: Int, histogram: Bool) {
         let entries = node.entries
         var common = 32
         let first = entries[0]
@@ -270,24 +295,26 @@ public struct LiveClusterIndex: Sendable {
         if common > node.level + 1 {
             var child = QuadNode(level: common, qx: first.qx, qy: first.qy)
             child.aggregate = node.aggregate
+            child.histogram = node.histogram
             child.entries = entries
-            if entries.count > bucketSize, common < 32 { split(&child, bucketSize: bucketSize) }
+            if entries.count > bucketSize, common < 32 { split(&child, bucketSize: bucketSize, histogram: histogram) }
             node.children = [child]
             return
         }
-        for entry in entries { place(entry, under: &node, bucketSize: bucketSize) }
+        for entry in entries { place(entry, under: &node, bucketSize: bucketSize, histogram: histogram) }
     }
 
-    static func remove(_ entry: LeafEntry, from node: inout QuadNode, bucketSize: Int) {
+    static func remove(_ entry: LeafEntry, from node: inout QuadNode, bucketSize: Int, histogram: Bool) {
         let wasLatest = node.aggregate.latestTime == entry.time && node.aggregate.latestSlot == entry.slot
         node.aggregate.subtract(entry)
+        if histogram { node.count(partition: entry.partition, by: -1) }
         if node.isLeaf {
             if let i = node.entries.firstIndex(where: { $0.slot == entry.slot }) { node.entries.remove(at: i) }
             if wasLatest { node.aggregate.resetLatest(node.entries) }
             return
         }
         guard let i = node.children.firstIndex(where: { $0.contains(entry.qx, entry.qy) }) else { return }
-        remove(entry, from: &node.children[i], bucketSize: bucketSize)
+        remove(entry, from: &node.children[i], bucketSize: bucketSize, histogram: histogram)
         if node.children[i].aggregate.count == 0 {
             node.children.remove(at: i)
         } else if !node.children[i].isLeaf, node.children[i].aggregate.count <= bucketSize / 2 {
@@ -297,6 +324,7 @@ public struct LiveClusterIndex: Sendable {
             let aggregate = node.children[i].aggregate
             var leaf = QuadNode(level: node.children[i].level, qx: node.children[i].qx, qy: node.children[i].qy)
             leaf.aggregate = aggregate
+            leaf.histogram = node.children[i].histogram
             leaf.entries = entries
             node.children[i] = leaf
         } else if !node.children[i].isLeaf, node.children[i].children.count == 1 {
@@ -348,6 +376,12 @@ struct LeafEntry: Sendable {
 
     @inline(__always)
     static func unquantize(_ value: UInt32) -> Double { Double(value) / 4_294_967_296.0 }
+}
+
+/// Points of one partition under a node.
+struct PartitionCount: Sendable, Equatable {
+    var partition: Int32
+    var count: Int32
 }
 
 struct StoredPoint: Sendable {
@@ -428,9 +462,26 @@ struct QuadNode: Sendable {
     var qx: UInt32
     var qy: UInt32
     var aggregate = NodeAggregate()
+    /// Points per partition, by partition; kept only in the combined tree of a
+    /// partitioned index.
+    var histogram: [PartitionCount] = []
     var isLeaf = true
     var children: [QuadNode] = []
     var entries: [LeafEntry] = []
+
+    mutating func count(partition: UInt16, by delta: Int) {
+        var low = 0, high = histogram.count
+        while low < high {
+            let mid = (low + high) / 2
+            if histogram[mid].partition < Int32(partition) { low = mid + 1 } else { high = mid }
+        }
+        if low < histogram.count, histogram[low].partition == Int32(partition) {
+            histogram[low].count += Int32(delta)
+            if histogram[low].count == 0 { histogram.remove(at: low) }
+        } else {
+            histogram.insert(PartitionCount(partition: Int32(partition), count: Int32(delta)), at: low)
+        }
+    }
 
     init(level: Int, qx: UInt32, qy: UInt32) {
         self.level = level
@@ -478,7 +529,14 @@ struct QuadNode: Sendable {
     }
 
     /// Verifies the node's invariants; for tests.
-    func _checkInvariants() -> Bool {
+    func _checkInvariants(histogram checkHistogram: Bool = false) -> Bool {
+        if checkHistogram {
+            var entries: [LeafEntry] = []
+            collectEntries(into: &entries)
+            var expected = QuadNode.root
+            for e in entries { expected.count(partition: e.partition, by: 1) }
+            guard expected.histogram == histogram else { return false }
+        }
         var total = NodeAggregate()
         if isLeaf {
             guard children.isEmpty else { return false }
@@ -490,7 +548,8 @@ struct QuadNode: Sendable {
             guard entries.isEmpty, !children.isEmpty || level == 0 else { return false }
             var lastQuadrant = -1
             for child in children {
-                guard child.level > level, contains(child.qx, child.qy), child._checkInvariants() else { return false }
+                guard child.level > level, contains(child.qx, child.qy),
+                      child._checkInvariants(histogram: checkHistogram) else { return false }
                 let q = child.quadrant(at: level + 1)
                 guard q > lastQuadrant else { return false }
                 lastQuadrant = q
@@ -507,6 +566,11 @@ extension LiveClusterIndex {
     /// Verifies every quadtree's invariants and that the trees hold exactly the table's
     /// points; for tests.
     public func _checkInvariants() -> Bool {
+        guard combined._checkInvariants(histogram: partitioned) else { return false }
+        var all: [LeafEntry] = []
+        combined.collectEntries(into: &all)
+        guard all.count == count else { return false }
+        guard partitioned else { return trees.isEmpty }
         var total = 0
         for (partition, tree) in trees.enumerated() {
             guard tree.level == 0, tree._checkInvariants() else { return false }

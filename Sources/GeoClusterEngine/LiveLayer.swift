@@ -24,7 +24,9 @@ public struct LiveLayer: Sendable {
         self.name = name
         self.kind = kind
         do {
-            self.index = try LiveClusterIndex(options: options)
+            // Sightings and places count and filter by species or category: a tree per
+            // partition pays for itself there.
+            self.index = try LiveClusterIndex(options: options, partitioned: kind == .sightings || kind == .places)
         } catch {
             throw .core(error, field: "options")
         }

@@ -135,10 +135,11 @@ struct LiveClusterIndexTests {
         #expect(Set(top.features.compactMap(\.pointIndex)) == Set(model.passing(filter).map(\.slot)))
     }
 
+    /// Seeds 1 and 2 with a tree per partition, seed 3 with the combined tree only.
     @Test(arguments: [UInt64(1), 2, 3])
     func randomChangesMatchTheModel(seed: UInt64) throws {
         var random = SeededRandom(seed: seed)
-        var index = try LiveClusterIndex(options: Self.options)
+        var index = try LiveClusterIndex(options: Self.options, partitioned: seed != 3)
         var model = Model()
         var free: [Int] = []
         for step in 1...600 {
@@ -173,7 +174,7 @@ struct LiveClusterIndexTests {
 
     @Test func removingEverythingLeavesAnEmptyIndex() throws {
         var random = SeededRandom(seed: 9)
-        var index = try LiveClusterIndex(options: Self.options)
+        var index = try LiveClusterIndex(options: Self.options, partitioned: true)
         for slot in 0..<300 { try index.insert(Self.randomPoint(&random), slot: slot) }
         for slot in (0..<300).reversed() { index.remove(slot: slot) }
         #expect(index.count == 0)
@@ -185,7 +186,7 @@ struct LiveClusterIndexTests {
 
     @Test func aSnapshotIsUnchangedByLaterWrites() throws {
         var random = SeededRandom(seed: 4)
-        var index = try LiveClusterIndex(options: Self.options)
+        var index = try LiveClusterIndex(options: Self.options, partitioned: true)
         for slot in 0..<200 { try index.insert(Self.randomPoint(&random), slot: slot) }
         let snapshot = index
         let before = try snapshot.clusters(in: .world, zoom: 5).features
