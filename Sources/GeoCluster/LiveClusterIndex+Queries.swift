@@ -240,9 +240,41 @@ extension LiveClusterIndex {
         /// Cells by row, then column.
         var cells: [GridCell]
         var histogram: [(partition: Int, count: Int)]
+        /// Cell index + 1 (0 for none) by position in the bounding range of the cells,
+        /// when that range is small enough for a table; binary search otherwise.
+        var table: [Int32] = []
+        var minX = 0, minY = 0, width = 0, height = 0
+
+        /// Builds the lookup table when the cells' range holds at most a few times as
+        /// many positions as there are cells.
+        mutating func index() {
+            guard let first = cells.first else { return }
+            var x0 = Int(first.x), x1 = Int(first.x)
+            for cell in cells {
+                x0 = min(x0, Int(cell.x))
+                x1 = max(x1, Int(cell.x))
+            }
+            let y0 = Int(first.y), y1 = Int(cells[cells.count - 1].y)
+            let w = x1 - x0 + 1, h = y1 - y0 + 1
+            guard w * h <= 8 * cells.count + 1_024 else { return }
+            minX = x0
+            minY = y0
+            width = w
+            height = h
+            table = [Int32](repeating: 0, count: w * h)
+            for (i, cell) in cells.enumerated() {
+                table[(Int(cell.y) - y0) * w + Int(cell.x) - x0] = Int32(i + 1)
+            }
+        }
 
         func find(_ x: Int, _ y: Int) -> Int? {
             guard x >= 0, y >= 0 else { return nil }
+            if !table.isEmpty {
+                let dx = x - minX, dy = y - minY
+                guard dx >= 0, dy >= 0, dx < width, dy < height else { return nil }
+                let i = Int(table[dy * width + dx])
+                return i == 0 ? nil : i - 1
+            }
             let key = (UInt64(y) << 32) | UInt64(x)
             var low = 0, high = cells.count
             while low < high {
@@ -293,8 +325,9 @@ extension LiveClusterIndex {
             let cx = QuadNode.cell(node.qx, level: level), cy = QuadNode.cell(node.qy, level: level)
             guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { return }
             if !filter.testsPoints {
+                // The slot matters only for a single point (it is then shown as itself).
                 contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: node.aggregate,
-                                                  slot: node.firstSlot,
+                                                  slot: node.aggregate.count == 1 ? node.firstSlot : UInt32.max,
                                                   histogram: node.histogram.isEmpty ? nil : node.histogram))
                 return
             }
@@ -397,6 +430,8 @@ extension LiveClusterIndex {
 
     /// Forms the display groups of a grid at zoom `z` (steps 2 and 3 above).
     func group(_ grid: Grid, zoom z: Int) -> [Group] {
+        var grid = grid
+        grid.index()
         let cells = grid.cells
         guard !cells.isEmpty else { return [] }
         let scale = Double(options.extent) * Double(UInt64(1) << UInt64(z))
