@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -41,6 +42,8 @@ let package = Package(
                 "GeoClusterEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                // gzip response bodies through zlib (Debian zlib1g-dev).
+                .product(name: "CompressNIO", package: "compress-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -81,7 +84,8 @@ let package = Package(
         .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine"], swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",
-            dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "CompressNIO", package: "compress-nio")],
             swiftSettings: strictSettings
         ),
     ],

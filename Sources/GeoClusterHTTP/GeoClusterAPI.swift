@@ -23,10 +23,15 @@ typealias Request = Hummingbird.Request
 /// | `GET /v1/layers/{layer}/clusters/{id}/leaves?limit=&offset=` | GeoJSON page of points, with `total` |
 /// | `GET /v1/layers/{layer}/clusters/{id}/expansion-zoom` | `{"cluster_id":…,"expansion_zoom":…}` |
 /// | `GET /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson` | geojson-vt tile |
+/// | `GET /v1/layers/{layer}/tiles/{z}/{x}/{y}.mvt` | Mapbox Vector Tile (protobuf) |
 /// | `POST /v1/query` | JSON lines in, JSON lines out (`application/x-ndjson`) |
 /// | `GET /healthz`, `GET /readyz` | liveness, readiness |
+/// | `GET /metrics` | Prometheus text format |
 ///
 /// Every GET route also answers HEAD; other methods on a known path get 405 with `Allow`.
+/// Answers of the query routes carry an `ETag` and `Cache-Control` and are gzipped when
+/// the client accepts it (``ResponsePolicy``); browsers on the ``AllowedOrigins`` may
+/// read every answer (CORS).
 public struct GeoClusterAPI: Sendable {
     public let engine: Engine
     /// Answers the lines of `POST /v1/query`; its line limit applies there too.
@@ -34,13 +39,29 @@ public struct GeoClusterAPI: Sendable {
     /// Longest accepted body of `POST /v1/query`; a longer one gets 413.
     public let maxQueryBodyBytes: Int
 
+    /// ETag, Cache-Control and gzip of the query routes' answers.
+    public let responsePolicy: ResponsePolicy
+    /// Browser origins that may read answers.
+    public let allowedOrigins: AllowedOrigins
+    /// What `/metrics` reports about requests.
+    public let metrics: RequestMetrics
+
     public static let defaultMaxQueryBodyBytes = 16 << 20
 
     public init(engine: Engine, maxQueryBodyBytes: Int = defaultMaxQueryBodyBytes,
-                maxLineBytes: Int = LineProtocol.defaultMaxLineBytes) {
+                maxLineBytes: Int = LineProtocol.defaultMaxLineBytes,
+                responsePolicy: ResponsePolicy = ResponsePolicy(), allowedOrigins: AllowedOrigins = .any) {
         self.engine = engine
         self.lineProtocol = LineProtocol(engine: engine, maxLineBytes: maxLineBytes)
         self.maxQueryBodyBytes = maxQueryBodyBytes
+        self.responsePolicy = responsePolicy
+        self.allowedOrigins = allowedOrigins
+        self.metrics = RequestMetrics(routes: Self.routePaths.map(\.description))
+    }
+
+    /// The path of every route, as `/metrics` labels them.
+    static var routePaths: [RouterPath] {
+        ["/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path) + [Endpoint.vectorTile.path]
     }
 
     /// A router holding every route.
@@ -53,15 +74,25 @@ public struct GeoClusterAPI: Sendable {
     /// Adds the error translation and every route to `router`. Routes added to it
     /// earlier are not covered by the error translation.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.add(middleware: RequestMetricsMiddleware<Context>(metrics: metrics))
+        if allowedOrigins != .none {
+            router.add(middleware: CrossOriginMiddleware<Context>(allowedOrigins: allowedOrigins))
+        }
         router.add(middleware: ErrorMiddleware<Context>())
         var table = RouteTable(router: router)
 
         table.get("/healthz") { _, _ in JSONResponse(["status": "ok"]) }
         table.get("/readyz") { _, _ in try readiness() }
+        table.get("/metrics") { _, _ in
+            JSONResponse.response(bytes: Array(metrics.exposition(engine: engine).utf8), mediaType: .prometheusText)
+        }
         for endpoint in Endpoint.all {
             table.get(endpoint.path) { request, context in
                 try answer(endpoint, request: request, context: context)
             }
+        }
+        table.get(Endpoint.vectorTile.path) { request, context in
+            try vectorTile(request: request, context: context)
         }
         table.post("/v1/query") { request, _ in
             try await answerBatch(request)
@@ -80,13 +111,35 @@ public struct GeoClusterAPI: Sendable {
     /// Points over all layers.
     var pointCount: Int { engine.layers.reduce(0) { $0 + $1.features.count } }
 
-    func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> JSONResponse {
+    func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> Response {
+        let result: JSONValue
         do {
             let query = try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query)
-            return JSONResponse(try engine.execute(query), mediaType: endpoint.mediaType)
+            result = try engine.execute(query)
         } catch {
             throw .engine(error)
         }
+        var bytes: [UInt8] = []
+        result.encode(into: &bytes)
+        return responsePolicy.response(body: bytes, mediaType: endpoint.mediaType, request: request)
+    }
+
+    /// The tile route's parameters are read and checked as those of the `tile` operation
+    /// (`Endpoint.vectorTile` builds a `tile` request); the engine then writes the tile
+    /// as protobuf instead of JSON.
+    func vectorTile(request: Request, context: some RequestContext) throws(APIError) -> Response {
+        let bytes: [UInt8]
+        do throws(EngineError) {
+            let query = try Endpoint.vectorTile.request(pathValues: { context.parameters[$0[...]] },
+                                                        query: request.uri.query)
+            guard case let .tile(layer, address) = query else {
+                throw .invalidRequest(reason: "not a tile request")
+            }
+            bytes = try engine.vectorTile(layer: layer, address: address)
+        } catch {
+            throw .engine(error)
+        }
+        return responsePolicy.response(body: bytes, mediaType: .mapboxVectorTile, request: request)
     }
 
     /// Reads the whole body (bounded by ``maxQueryBodyBytes``, so that an oversize batch
@@ -105,7 +158,7 @@ public struct GeoClusterAPI: Sendable {
         }
         let lines = body
         var headers = HTTPFields()
-        headers[.contentType] = JSONResponse.MediaType.ndjson.rawValue
+        headers[.contentType] = ResponseMediaType.ndjson.rawValue
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             try await answerLines(lines) { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
             try await writer.finish(nil)
@@ -184,31 +237,36 @@ private struct RouteTable<Context: RequestContext> {
     }
 }
 
-/// Makes every error leaving a route an ``APIError``: Hummingbird's own (its 404 for an
-/// unknown path among them) keep their status and get our body; anything else is logged
-/// with its detail and reported as a 500 that names only the request id.
+/// Turns every error leaving a route into the response of an ``APIError``: Hummingbird's
+/// own (its 404 for an unknown path among them) keep their status and get our body;
+/// anything else is logged with its detail and reported as a 500 that names only the
+/// request id. This is the one place errors become responses, so the middleware outside
+/// it (CORS, metrics) sees every answer as a response.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
+        let error: APIError
         do {
             return try await next(request, context)
-        } catch let error as APIError {
-            throw error
-        } catch let error as HTTPError where error.status == .notFound {
-            throw APIError.routeNotFound(path: request.uri.path)
-        } catch let error as HTTPError {
-            throw APIError.framework(status: error.status, message: error.body ?? error.status.reasonPhrase)
-        } catch let error as any HTTPResponseError {
-            throw APIError.framework(status: error.status, message: error.status.reasonPhrase)
-        } catch {
+        } catch let apiError as APIError {
+            error = apiError
+        } catch let httpError as HTTPError where httpError.status == .notFound {
+            error = .routeNotFound(path: request.uri.path)
+        } catch let httpError as HTTPError {
+            error = .framework(status: httpError.status, message: httpError.body ?? httpError.status.reasonPhrase)
+        } catch let responseError as any HTTPResponseError {
+            error = .framework(status: responseError.status, message: responseError.status.reasonPhrase)
+        } catch let unexpected {
             let requestID = context.logger[metadataKey: "hb.request.id"]?.description ?? "unknown"
             context.logger.error("request failed", metadata: [
-                "error": "\(String(reflecting: error))",
+                "error": "\(String(reflecting: unexpected))",
                 "method": "\(request.method.rawValue)",
                 "path": "\(request.uri.path)",
             ])
-            throw APIError.internalError(requestID: requestID)
+            error = .internalError(requestID: requestID)
         }
+        let response = try error.response(from: request, context: context)
+        return request.method == .head ? response.createHeadResponse() : response
     }
 }
 
