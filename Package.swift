@@ -41,6 +41,8 @@ let package = Package(
             dependencies: [
                 "GeoClusterEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // HTTP/1.1 channel settings (idle timeout) and the connection limit.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 // gzip response bodies through zlib (Debian zlib1g-dev).
                 .product(name: "CompressNIO", package: "compress-nio"),

@@ -1,6 +1,7 @@
 import GeoCluster
 import GeoClusterEngine
 import Hummingbird
+import HummingbirdCore
 import Logging
 
 /// In this module `Request` is the HTTP request; the engine's is `GeoClusterEngine.Request`.
@@ -270,17 +271,42 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
+/// Connection limits of the HTTP/1.1 server, as far as Hummingbird enforces them.
+public struct ServerLimits: Sendable {
+    /// A connection is closed after this long without reading a complete request head or
+    /// body part while no answer is being written: an idle keep-alive connection, and
+    /// also one that opens and then sends its head too slowly (the clock restarts only
+    /// when a whole head has been parsed). `nil` keeps connections open indefinitely.
+    public var idleTimeoutSeconds: Int?
+    /// Connections served at once; beyond it the server stops accepting, and new
+    /// connections wait in the listen backlog (256) until one closes. `nil` is no limit.
+    public var maxConnections: Int?
+
+    public static let defaultIdleTimeoutSeconds = 60
+    public static let defaultMaxConnections = 1_000
+
+    public init(idleTimeoutSeconds: Int? = defaultIdleTimeoutSeconds, maxConnections: Int? = defaultMaxConnections) {
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.maxConnections = maxConnections
+    }
+}
+
 extension GeoClusterAPI {
     /// The HTTP/1.1 server for these routes, bound to `host`:`port` (0 picks a free port).
     /// Once it listens it logs one line with its URL and what it serves. Run it as a
     /// service of a `ServiceGroup`, which shuts it down gracefully on a signal.
-    public func makeApplication(host: String, port: Int, logger: Logger) -> Application<RouterResponder<BasicRequestContext>> {
+    public func makeApplication(host: String, port: Int, limits: ServerLimits = ServerLimits(),
+                                logger: Logger) -> Application<RouterResponder<BasicRequestContext>> {
         let layers = engine.layers.count
         let points = pointCount
         let urlHost = host.contains(":") ? "[\(host)]" : host
         return Application(
             router: makeRouter(),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "geo-cluster"),
+            server: .http1(configuration: HTTP1Channel.Configuration(
+                idleTimeout: limits.idleTimeoutSeconds.map { .seconds(Int64($0)) })),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "geo-cluster",
+                availableConnectionsDelegate: limits.maxConnections.map { MaximumAvailableConnections($0, logger: logger) }),
             onServerRunning: { channel in
                 let boundPort = channel.localAddress?.port ?? port
                 logger.notice("geo-cluster listening on http://\(urlHost):\(boundPort) (\(layers) layers, \(points) points)")
