@@ -26,13 +26,20 @@ public struct ResponsePolicy: Sendable {
     /// the CPU time cost more than the bytes saved.
     public var minimumGzipBytes: Int
 
+    /// zlib's level, 1 (fastest) to 9 (smallest). On a 97 KB clusters answer, level 4 took
+    /// about half the time of zlib's default 6 for a body 7% larger (15.8 KB against 14.8 KB);
+    /// level 1 a third of the time for 19% larger. Time is what a 2-core server runs out of.
+    public var gzipLevel: Int
+
     public static let defaultCacheMaxAgeSeconds = 60
     public static let defaultMinimumGzipBytes = 1024
+    public static let defaultGzipLevel = 4
 
     public init(cacheMaxAgeSeconds: Int = defaultCacheMaxAgeSeconds,
-                minimumGzipBytes: Int = defaultMinimumGzipBytes) {
+                minimumGzipBytes: Int = defaultMinimumGzipBytes, gzipLevel: Int = defaultGzipLevel) {
         self.cacheMaxAgeSeconds = cacheMaxAgeSeconds
         self.minimumGzipBytes = minimumGzipBytes
+        self.gzipLevel = min(9, max(1, gzipLevel))
     }
 
     /// The `Cache-Control` value.
@@ -66,7 +73,8 @@ public struct ResponsePolicy: Sendable {
         var buffer = ByteBuffer(bytes: body)
         if gzip {
             // Compression failing (it does not, short of memory) leaves the plain body.
-            if let compressed = try? buffer.compress(with: .gzip()) {
+            let zlib = ZlibConfiguration(compressionLevel: Int32(gzipLevel))
+            if let compressed = try? buffer.compress(with: .gzip(configuration: zlib)) {
                 headers[.contentEncoding] = "gzip"
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
             }
