@@ -60,7 +60,8 @@ public struct GeoClusterAPI: Sendable {
         self.metrics = RequestMetrics(routes: Self.routePaths.map(\.description))
     }
 
-    /// The path of every route, as `/metrics` labels them.
+    /// The path of every route, as `/metrics` labels them; `addRoutes` checks (in debug
+    /// builds, so in tests) that it registers exactly these.
     static var routePaths: [RouterPath] {
         ["/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path) + [Endpoint.vectorTile.path]
     }
@@ -99,6 +100,8 @@ public struct GeoClusterAPI: Sendable {
             try await answerBatch(request)
         }
         table.rejectOtherMethods()
+        assert(Set(table.paths.map(\.description)) == Set(Self.routePaths.map(\.description)),
+               "routePaths must list every route, or /metrics counts it as unmatched")
     }
 
     /// 200 once layers are loaded. The engine is built before the server starts, so an
@@ -217,6 +220,9 @@ private struct RouteTable<Context: RequestContext> {
         router.post(path, use: handler)
         record(path, [.post])
     }
+
+    /// Every path registered so far.
+    var paths: [RouterPath] { methods.map(\.path) }
 
     /// Adds a 405 responder for every known method that a recorded path does not take.
     func rejectOtherMethods() {
