@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -51,7 +52,11 @@ let package = Package(
             dependencies: [
                 "GeoClusterEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // HTTP/1.1 channel settings (idle timeout) and the connection limit.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                // gzip response bodies through zlib (Debian zlib1g-dev).
+                .product(name: "CompressNIO", package: "compress-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -93,7 +98,8 @@ let package = Package(
                     swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",
-            dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "CompressNIO", package: "compress-nio")],
             swiftSettings: strictSettings
         ),
     ],

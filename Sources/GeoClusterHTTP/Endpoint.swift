@@ -39,10 +39,10 @@ struct Endpoint: Sendable {
     let pathParameters: [Parameter]
     /// Every query parameter the route takes; any other is an `unknown_field` error.
     let queryParameters: [Parameter]
-    let mediaType: JSONResponse.MediaType
+    let mediaType: ResponseMediaType
 
     init(_ path: RouterPath, op: String, path pathParameters: [Parameter] = [], query queryParameters: [Parameter] = [],
-         mediaType: JSONResponse.MediaType = .json) {
+         mediaType: ResponseMediaType = .json) {
         self.path = path
         self.op = op
         self.pathParameters = pathParameters
@@ -167,6 +167,13 @@ extension Endpoint {
         Parameter(name: "to", kind: .string), Parameter(name: "months", kind: .list(numeric: true)),
         Parameter(name: "category", kind: .list(numeric: false)), Parameter(name: "line", kind: .string),
     ]
+
+    /// The same tile as Mapbox Vector Tile protobuf. Its parameters are those of the
+    /// `tile` operation; the route asks the engine for protobuf instead of JSON.
+    static let vectorTile = Endpoint("/v1/layers/{layer}/tiles/{z}/{x}/{y}.mvt", op: "tile",
+                                     path: [layer, Parameter(name: "z", kind: .number),
+                                            Parameter(name: "x", kind: .number), Parameter(name: "y", kind: .number)],
+                                     query: filters, mediaType: .mapboxVectorTile)
 
     private static let layer = Parameter(name: "layer", kind: .string)
     private static let clusterID = Parameter(name: "cluster_id", kind: .number)

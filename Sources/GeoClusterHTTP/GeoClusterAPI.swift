@@ -1,6 +1,7 @@
 import GeoCluster
 import GeoClusterEngine
 import Hummingbird
+import HummingbirdCore
 import Logging
 
 /// In this module `Request` is the HTTP request; the engine's is `GeoClusterEngine.Request`.
@@ -24,10 +25,15 @@ typealias Request = Hummingbird.Request
 /// | `GET /v1/layers/{layer}/clusters/{id}/expansion-zoom` | `{"cluster_id":…,"expansion_zoom":…}` |
 /// | `GET /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson` | geojson-vt tile |
 /// | `GET /v1/project?from=EPSG:4326&to=EPSG:5179&coordinates=x,y;x,y` | `{"from":…,"to":…,"coordinates":[[x,y],…]}` |
+/// | `GET /v1/layers/{layer}/tiles/{z}/{x}/{y}.mvt` | Mapbox Vector Tile (protobuf) |
 /// | `POST /v1/query` | JSON lines in, JSON lines out (`application/x-ndjson`) |
 /// | `GET /healthz`, `GET /readyz` | liveness, readiness |
+/// | `GET /metrics` | Prometheus text format |
 ///
 /// Every GET route also answers HEAD; other methods on a known path get 405 with `Allow`.
+/// Answers of the query routes carry an `ETag` and `Cache-Control` and are gzipped when
+/// the client accepts it (``ResponsePolicy``); browsers on the ``AllowedOrigins`` may
+/// read every answer (CORS).
 public struct GeoClusterAPI: Sendable {
     public let engine: Engine
     /// Answers the lines of `POST /v1/query`; its line limit applies there too.
@@ -35,13 +41,30 @@ public struct GeoClusterAPI: Sendable {
     /// Longest accepted body of `POST /v1/query`; a longer one gets 413.
     public let maxQueryBodyBytes: Int
 
+    /// ETag, Cache-Control and gzip of the query routes' answers.
+    public let responsePolicy: ResponsePolicy
+    /// Browser origins that may read answers.
+    public let allowedOrigins: AllowedOrigins
+    /// What `/metrics` reports about requests.
+    public let metrics: RequestMetrics
+
     public static let defaultMaxQueryBodyBytes = 16 << 20
 
     public init(engine: Engine, maxQueryBodyBytes: Int = defaultMaxQueryBodyBytes,
-                maxLineBytes: Int = LineProtocol.defaultMaxLineBytes) {
+                maxLineBytes: Int = LineProtocol.defaultMaxLineBytes,
+                responsePolicy: ResponsePolicy = ResponsePolicy(), allowedOrigins: AllowedOrigins = .any) {
         self.engine = engine
         self.lineProtocol = LineProtocol(engine: engine, maxLineBytes: maxLineBytes)
         self.maxQueryBodyBytes = maxQueryBodyBytes
+        self.responsePolicy = responsePolicy
+        self.allowedOrigins = allowedOrigins
+        self.metrics = RequestMetrics(routes: Self.routePaths.map(\.description))
+    }
+
+    /// The path of every route, as `/metrics` labels them; `addRoutes` checks (in debug
+    /// builds, so in tests) that it registers exactly these.
+    static var routePaths: [RouterPath] {
+        ["/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path) + [Endpoint.vectorTile.path]
     }
 
     /// A router holding every route.
@@ -54,20 +77,32 @@ public struct GeoClusterAPI: Sendable {
     /// Adds the error translation and every route to `router`. Routes added to it
     /// earlier are not covered by the error translation.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.add(middleware: RequestMetricsMiddleware<Context>(metrics: metrics))
+        if allowedOrigins != .none {
+            router.add(middleware: CrossOriginMiddleware<Context>(allowedOrigins: allowedOrigins))
+        }
         router.add(middleware: ErrorMiddleware<Context>())
         var table = RouteTable(router: router)
 
         table.get("/healthz") { _, _ in JSONResponse(["status": "ok"]) }
         table.get("/readyz") { _, _ in try readiness() }
+        table.get("/metrics") { _, _ in
+            JSONResponse.response(bytes: Array(metrics.exposition(engine: engine).utf8), mediaType: .prometheusText)
+        }
         for endpoint in Endpoint.all {
             table.get(endpoint.path) { request, context in
                 try answer(endpoint, request: request, context: context)
             }
         }
+        table.get(Endpoint.vectorTile.path) { request, context in
+            try vectorTile(request: request, context: context)
+        }
         table.post("/v1/query") { request, _ in
             try await answerBatch(request)
         }
         table.rejectOtherMethods()
+        assert(Set(table.paths.map(\.description)) == Set(Self.routePaths.map(\.description)),
+               "routePaths must list every route, or /metrics counts it as unmatched")
     }
 
     /// 200 once layers are loaded. The engine is built before the server starts, so an
@@ -81,13 +116,35 @@ public struct GeoClusterAPI: Sendable {
     /// Points over all layers.
     var pointCount: Int { engine.pointCount }
 
-    func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> JSONResponse {
+    func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> Response {
+        let result: JSONValue
         do {
             let query = try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query)
-            return JSONResponse(try engine.execute(query), mediaType: endpoint.mediaType)
+            result = try engine.execute(query)
         } catch {
             throw .engine(error)
         }
+        var bytes: [UInt8] = []
+        result.encode(into: &bytes)
+        return responsePolicy.response(body: bytes, mediaType: endpoint.mediaType, request: request)
+    }
+
+    /// The tile route's parameters are read and checked as those of the `tile` operation
+    /// (`Endpoint.vectorTile` builds a `tile` request); the engine then writes the tile
+    /// as protobuf instead of JSON.
+    func vectorTile(request: Request, context: some RequestContext) throws(APIError) -> Response {
+        let bytes: [UInt8]
+        do throws(EngineError) {
+            let query = try Endpoint.vectorTile.request(pathValues: { context.parameters[$0[...]] },
+                                                        query: request.uri.query)
+            guard case let .tile(layer, address, filter) = query else {
+                throw .invalidRequest(reason: "not a tile request")
+            }
+            bytes = try engine.vectorTile(layer: layer, address: address, filter: filter)
+        } catch {
+            throw .engine(error)
+        }
+        return responsePolicy.response(body: bytes, mediaType: .mapboxVectorTile, request: request)
     }
 
     /// Reads the whole body (bounded by ``maxQueryBodyBytes``, so that an oversize batch
@@ -106,7 +163,7 @@ public struct GeoClusterAPI: Sendable {
         }
         let lines = body
         var headers = HTTPFields()
-        headers[.contentType] = JSONResponse.MediaType.ndjson.rawValue
+        headers[.contentType] = ResponseMediaType.ndjson.rawValue
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             try await answerLines(lines) { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
             try await writer.finish(nil)
@@ -165,6 +222,9 @@ private struct RouteTable<Context: RequestContext> {
         record(path, [.post])
     }
 
+    /// Every path registered so far.
+    var paths: [RouterPath] { methods.map(\.path) }
+
     /// Adds a 405 responder for every known method that a recorded path does not take.
     func rejectOtherMethods() {
         for (path, allowed) in methods {
@@ -185,31 +245,56 @@ private struct RouteTable<Context: RequestContext> {
     }
 }
 
-/// Makes every error leaving a route an ``APIError``: Hummingbird's own (its 404 for an
-/// unknown path among them) keep their status and get our body; anything else is logged
-/// with its detail and reported as a 500 that names only the request id.
+/// Turns every error leaving a route into the response of an ``APIError``: Hummingbird's
+/// own (its 404 for an unknown path among them) keep their status and get our body;
+/// anything else is logged with its detail and reported as a 500 that names only the
+/// request id. This is the one place errors become responses, so the middleware outside
+/// it (CORS, metrics) sees every answer as a response.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
+        let error: APIError
         do {
             return try await next(request, context)
-        } catch let error as APIError {
-            throw error
-        } catch let error as HTTPError where error.status == .notFound {
-            throw APIError.routeNotFound(path: request.uri.path)
-        } catch let error as HTTPError {
-            throw APIError.framework(status: error.status, message: error.body ?? error.status.reasonPhrase)
-        } catch let error as any HTTPResponseError {
-            throw APIError.framework(status: error.status, message: error.status.reasonPhrase)
-        } catch {
+        } catch let apiError as APIError {
+            error = apiError
+        } catch let httpError as HTTPError where httpError.status == .notFound {
+            error = .routeNotFound(path: request.uri.path)
+        } catch let httpError as HTTPError {
+            error = .framework(status: httpError.status, message: httpError.body ?? httpError.status.reasonPhrase)
+        } catch let responseError as any HTTPResponseError {
+            error = .framework(status: responseError.status, message: responseError.status.reasonPhrase)
+        } catch let unexpected {
             let requestID = context.logger[metadataKey: "hb.request.id"]?.description ?? "unknown"
             context.logger.error("request failed", metadata: [
-                "error": "\(String(reflecting: error))",
+                "error": "\(String(reflecting: unexpected))",
                 "method": "\(request.method.rawValue)",
                 "path": "\(request.uri.path)",
             ])
-            throw APIError.internalError(requestID: requestID)
+            error = .internalError(requestID: requestID)
         }
+        let response = try error.response(from: request, context: context)
+        return request.method == .head ? response.createHeadResponse() : response
+    }
+}
+
+/// Connection limits of the HTTP/1.1 server, as far as Hummingbird enforces them.
+public struct ServerLimits: Sendable {
+    /// A connection is closed after this long without reading a complete request head or
+    /// body part while no answer is being written: an idle keep-alive connection, and
+    /// also one that opens and then sends its head too slowly (the clock restarts only
+    /// when a whole head has been parsed). `nil` keeps connections open indefinitely.
+    public var idleTimeoutSeconds: Int?
+    /// Connections served at once; beyond it the server stops accepting, and new
+    /// connections wait in the listen backlog (256) until one closes. `nil` is no limit.
+    public var maxConnections: Int?
+
+    public static let defaultIdleTimeoutSeconds = 60
+    public static let defaultMaxConnections = 1_000
+
+    public init(idleTimeoutSeconds: Int? = defaultIdleTimeoutSeconds, maxConnections: Int? = defaultMaxConnections) {
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.maxConnections = maxConnections
     }
 }
 
@@ -217,13 +302,18 @@ extension GeoClusterAPI {
     /// The HTTP/1.1 server for these routes, bound to `host`:`port` (0 picks a free port).
     /// Once it listens it logs one line with its URL and what it serves. Run it as a
     /// service of a `ServiceGroup`, which shuts it down gracefully on a signal.
-    public func makeApplication(host: String, port: Int, logger: Logger) -> Application<RouterResponder<BasicRequestContext>> {
+    public func makeApplication(host: String, port: Int, limits: ServerLimits = ServerLimits(),
+                                logger: Logger) -> Application<RouterResponder<BasicRequestContext>> {
         let layers = engine.layerCount
         let points = pointCount
         let urlHost = host.contains(":") ? "[\(host)]" : host
         return Application(
             router: makeRouter(),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "geo-cluster"),
+            server: .http1(configuration: HTTP1Channel.Configuration(
+                idleTimeout: limits.idleTimeoutSeconds.map { .seconds(Int64($0)) })),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "geo-cluster",
+                availableConnectionsDelegate: limits.maxConnections.map { MaximumAvailableConnections($0, logger: logger) }),
             onServerRunning: { channel in
                 let boundPort = channel.localAddress?.port ?? port
                 logger.notice("geo-cluster listening on http://\(urlHost):\(boundPort) (\(layers) layers, \(points) points)")

@@ -8,14 +8,7 @@ struct JSONResponse: ResponseGenerator {
     let status: HTTPResponse.Status
     let mediaType: MediaType
 
-    /// Content types of the bodies this service writes.
-    enum MediaType: String, Sendable {
-        case json = "application/json"
-        /// RFC 7946 documents: FeatureCollections, with foreign members such as `total`.
-        case geoJSON = "application/geo+json"
-        /// One JSON document per line, each ended by a newline.
-        case ndjson = "application/x-ndjson"
-    }
+    typealias MediaType = ResponseMediaType
 
     init(_ value: JSONValue, status: HTTPResponse.Status = .ok, mediaType: MediaType = .json) {
         self.value = value

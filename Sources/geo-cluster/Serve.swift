@@ -12,10 +12,11 @@ struct Serve: AsyncParsableCommand {
             Routes: GET /v1/layers, /v1/stats, /v1/layers/{layer}, \
             /v1/layers/{layer}/clusters?bbox=w,s,e,n&zoom=z, \
             /v1/layers/{layer}/clusters/{id}/children|leaves|expansion-zoom, \
-            /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson, /healthz, /readyz; \
-            POST /v1/query with JSON lines (see docs/PROTOCOL.md).
-            The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT and GEO_CLUSTER_DATA \
-            stand in for --host, --port and --data when those are not given.
+            /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson|.mvt, /healthz, /readyz, /metrics; \
+            POST /v1/query with JSON lines (see docs/PROTOCOL.md and docs/HTTP.md).
+            The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT, GEO_CLUSTER_DATA and \
+            GEO_CLUSTER_CORS_ORIGINS stand in for --host, --port, --data and --cors-origins when \
+            those are not given.
             """)
 
     @OptionGroup var layers: LayerSourceOptions
@@ -26,6 +27,25 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on, 0 for any free one (default: $GEO_CLUSTER_PORT, else 8080).")
     var port: Int?
 
+    @Option(help: """
+        Browser origins allowed to read answers (CORS): '*' for any, 'none' for no CORS headers, \
+        or a comma-separated list such as 'https://birds.example,http://localhost:5173' \
+        (default: $GEO_CLUSTER_CORS_ORIGINS, else '*').
+        """)
+    var corsOrigins: String?
+
+    @Option(help: "Seconds clients may reuse a query answer (Cache-Control max-age); 0 makes them revalidate each time.")
+    var cacheMaxAge = ResponsePolicy.defaultCacheMaxAgeSeconds
+
+    @Option(help: "Seconds before an idle connection is closed; 0 for never.")
+    var idleTimeout = ServerLimits.defaultIdleTimeoutSeconds
+
+    @Option(help: "Most connections served at once; 0 for no limit. Beyond it new connections wait in the backlog.")
+    var maxConnections = ServerLimits.defaultMaxConnections
+
+    @Option(help: "Largest accepted POST /v1/query body, in bytes.")
+    var maxQueryBodyBytes = GeoClusterAPI.defaultMaxQueryBodyBytes
+
     @Option(help: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -34,6 +54,13 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--log-level \(logLevel): expected trace, debug, info, notice, warning, error or critical")
         }
         _ = try resolvedPort()
+        for (name, value) in [("--cache-max-age", cacheMaxAge), ("--idle-timeout", idleTimeout),
+                              ("--max-connections", maxConnections)] where value < 0 {
+            throw ValidationError("\(name) \(value): expected 0 or more")
+        }
+        guard maxQueryBodyBytes > 0 else {
+            throw ValidationError("--max-query-body-bytes \(maxQueryBodyBytes): expected 1 or more")
+        }
     }
 
     func run() async throws {
@@ -55,7 +82,13 @@ struct Serve: AsyncParsableCommand {
         if engine.layerCount == 0 {
             logger.warning("no layers loaded (give --data or --layer-file); /readyz will answer 503")
         }
-        let application = GeoClusterAPI(engine: engine).makeApplication(host: host, port: port, logger: logger)
+        let origins = AllowedOrigins(parsing: corsOrigins ?? environment["GEO_CLUSTER_CORS_ORIGINS"] ?? "*")
+        let api = GeoClusterAPI(engine: engine, maxQueryBodyBytes: maxQueryBodyBytes,
+                                responsePolicy: ResponsePolicy(cacheMaxAgeSeconds: cacheMaxAge),
+                                allowedOrigins: origins)
+        let limits = ServerLimits(idleTimeoutSeconds: idleTimeout > 0 ? idleTimeout : nil,
+                                  maxConnections: maxConnections > 0 ? maxConnections : nil)
+        let application = api.makeApplication(host: host, port: port, limits: limits, logger: logger)
         let services = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()

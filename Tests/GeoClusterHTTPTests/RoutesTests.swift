@@ -244,7 +244,7 @@ struct RouteErrorTests {
         ("/v1/layers/stations/tiles/2/4/0.geojson", .badRequest, "invalid_tile", "x"),
         ("/v1/layers/stations/tiles/2/0/4.geojson", .badRequest, "invalid_tile", "y"),
         ("/v1/layers/stations/tiles/x/0/0.geojson", .badRequest, "invalid_field", "z"),
-        ("/v1/layers/stations/tiles/0/0/0.mvt", .notFound, "not_found", nil),
+        ("/v1/layers/stations/tiles/0/0/0.pbf", .notFound, "not_found", nil),
         ("/v2/layers", .notFound, "not_found", nil),
         ("/", .notFound, "not_found", nil),
     ]
