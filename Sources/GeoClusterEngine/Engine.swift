@@ -63,8 +63,12 @@ public final class Engine: Sendable {
     public let limits: Limits
     /// PROJ transformers for `project`, reused across requests (see `Engine+Project.swift`).
     public let transformers = TransformerPool()
+    /// Walking networks by name, for `reachable` with `"travel":"network"` (see
+    /// `Engine+Reachable.swift`).
+    public let networks: [String: WalkingNetwork]
 
-    public init(entries: [EngineLayer], limits: Limits = Limits()) throws(EngineError) {
+    public init(entries: [EngineLayer], limits: Limits = Limits(),
+                networks: [String: WalkingNetwork] = [:]) throws(EngineError) {
         var byName: [String: Int] = [:]
         for (i, layer) in entries.enumerated() {
             guard byName.updateValue(i, forKey: layer.name) == nil else {
@@ -74,6 +78,7 @@ public final class Engine: Sendable {
         self.entries = entries
         self.layersByName = byName
         self.limits = limits
+        self.networks = networks
     }
 
     /// An engine of radius layers.
@@ -135,6 +140,12 @@ public final class Engine: Sendable {
         case let .project(from, to, coordinates):
             return try project(coordinates, from: from, to: to)
 
+        case let .nearby(query):
+            return try nearby(query)
+
+        case let .reachable(query):
+            return try reachable(query)
+
         case let .clusters(name, _, _, filter), let .children(name, _, filter), let .leaves(name, _, _, _, filter),
              let .expansionZoom(name, _, filter), let .tile(name, _, filter):
             switch try entry(named: name) {
@@ -188,7 +199,7 @@ public final class Engine: Sendable {
             }
             return tileObject(address, extent: layer.index.options.extent, features: rendered)
 
-        case .layers, .stats, .write, .project:
+        case .layers, .stats, .write, .project, .nearby, .reachable:
             preconditionFailure("not a layer query")
         }
     }
@@ -237,7 +248,7 @@ public final class Engine: Sendable {
             }
             return tileObject(address, extent: index.options.extent, features: rendered)
 
-        case .layers, .stats, .write, .project:
+        case .layers, .stats, .write, .project, .nearby, .reachable:
             preconditionFailure("not a layer query")
         }
     }

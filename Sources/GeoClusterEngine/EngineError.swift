@@ -42,6 +42,15 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An error of the PROJ wrapper, with the request field it came from: `from` or `to`
     /// for a CRS, `coordinates[i]` for the i-th (0-based) coordinate pair.
     case projection(ProjectionError, field: String?)
+    /// A layer of the wrong kind for the field naming it (`reachable` needs a places layer
+    /// in `layer` and a stations layer in `stations_layer`).
+    case wrongLayerKind(field: String, layer: String, expected: LayerKind, actual: LayerKind)
+    /// An operation that needs a live layer was given one built with the radius algorithm.
+    case notLiveLayer(field: String, layer: String)
+    /// `reachable`: no station with that id in the stations layer.
+    case unknownStation(layer: String, id: String)
+    /// `reachable`: no walking network of that name, or none covering the station.
+    case unknownNetwork(field: String, reason: String)
 
     /// How a transport should treat the error.
     public enum Category: Sendable {
@@ -56,6 +65,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .core(.unknownCluster, _): .notFound
         case .tooLarge: .tooLarge
         case .unknownID: .notFound
+        case .unknownStation: .notFound
+        case .unknownNetwork: .notFound
         case .projection(.contextCreationFailed, _): .internalFailure
         default: .badRequest
         }
@@ -80,6 +91,10 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownID: "unknown_id"
         case .readOnlyLayer: "read_only_layer"
         case let .projection(error, _): error.code
+        case .wrongLayerKind: "wrong_layer_kind"
+        case .notLiveLayer: "not_live_layer"
+        case .unknownStation: "unknown_station"
+        case .unknownNetwork: "unknown_network"
         }
     }
 
@@ -96,6 +111,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .unknownID(_, index, _): "ids[\(index)]"
         case .readOnlyLayer: "layer"
         case let .projection(_, field): field
+        case let .wrongLayerKind(field, _, _, _), let .notLiveLayer(field, _), let .unknownNetwork(field, _): field
+        case .unknownStation: "station"
         default: nil
         }
     }
@@ -120,6 +137,12 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .readOnlyLayer(name):
             "layer \"\(name)\" uses the radius algorithm, which is built once; load it with the live algorithm to change it"
         case let .projection(error, _): error.description
+        case let .wrongLayerKind(_, layer, expected, actual):
+            "layer \"\(layer)\" holds \(actual.rawValue); a \(expected.rawValue) layer is required"
+        case let .notLiveLayer(_, layer):
+            "layer \"\(layer)\" uses the radius algorithm; this operation needs a live layer"
+        case let .unknownStation(layer, id): "no station with id \(id) in layer \"\(layer)\""
+        case let .unknownNetwork(_, reason): reason
         }
     }
 }

@@ -43,6 +43,43 @@ public enum LayerCatalog {
         return layers
     }
 
+    /// Every walking network listed under `networks` in `directory/layers.json`, by name:
+    /// `{"networks":[{"name":…,"file":…}]}` with `file` (relative to the directory) a walking
+    /// network document (Data/README.md). Other members are documentation. A manifest without
+    /// `networks` has none.
+    public static func loadNetworks(directory: String) throws(EngineError) -> [String: WalkingNetwork] {
+        let manifestPath = directory + "/" + manifestName
+        let manifest = try readJSON(manifestPath)
+        guard let entries = manifest["networks"], !entries.isNull else { return [:] }
+        guard let list = entries.arrayValue else {
+            throw .invalidLayerSource(path: manifestPath, reason: "\"networks\" must be an array")
+        }
+        var networks: [String: WalkingNetwork] = [:]
+        for (i, entry) in list.enumerated() {
+            let place = "\(manifestPath), networks[\(i)]"
+            guard let name = entry["name"]?.stringValue, !name.isEmpty else {
+                throw .invalidLayerSource(path: place, reason: "\"name\" must be a non-empty string")
+            }
+            guard let file = entry["file"]?.stringValue, !file.isEmpty else {
+                throw .invalidLayerSource(path: place, reason: "\"file\" must be a non-empty string")
+            }
+            let path = directory + "/" + file
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw .invalidLayerSource(path: path, reason: "cannot be read")
+            }
+            let network: WalkingNetwork
+            do {
+                network = try WalkingNetwork(json: [UInt8](data))
+            } catch {
+                throw .invalidLayerSource(path: path, reason: error.description)
+            }
+            guard networks.updateValue(network, forKey: name) == nil else {
+                throw .invalidLayerSource(path: place, reason: "two networks are named \"\(name)\"")
+            }
+        }
+        return networks
+    }
+
     /// The clustering algorithms a layer can use.
     public enum Algorithm: String, Sendable {
         /// Typed records, writes, filters and aggregates.

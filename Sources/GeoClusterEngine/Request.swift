@@ -23,6 +23,10 @@ public enum Request: Sendable, Equatable {
     case project(from: CRS, to: CRS, coordinates: [CRSPoint])
     /// A batch of changes to a live layer, applied all or nothing.
     case write(layer: String, batch: WriteBatch)
+    /// Points of a live layer near a location, nearest first. See `Request+Nearby.swift`.
+    case nearby(NearbyQuery)
+    /// The places that fit in the time before a train leaves. See `Request+Reachable.swift`.
+    case reachable(ReachableQuery)
 
     /// The changes of one `insert`, `upsert` or `delete` request, not yet validated
     /// against the layer's schema (that needs the layer's kind).
@@ -34,7 +38,7 @@ public enum Request: Sendable, Equatable {
 
     /// The operation names of the wire protocols.
     public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile",
-                                    "insert", "upsert", "delete", "project"]
+                                    "insert", "upsert", "delete", "project", "nearby", "reachable"]
 
     /// Most records or ids in one write request.
     public static let maxBatchSize = 10_000
@@ -90,6 +94,10 @@ public enum Request: Sendable, Equatable {
             self = .tile(layer: layer, address: address, filter: try LayerFilter.read(&fields))
         case "project":
             self = try .project(reading: &fields)
+        case "nearby":
+            self = .nearby(try NearbyQuery(reading: &fields))
+        case "reachable":
+            self = .reachable(try ReachableQuery(reading: &fields))
         default:
             throw .unknownOperation(op)
         }

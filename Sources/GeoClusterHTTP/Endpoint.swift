@@ -159,6 +159,19 @@ extension Endpoint {
         Endpoint("/v1/project", op: "project",
                  query: [Parameter(name: "from", kind: .string), Parameter(name: "to", kind: .string),
                          Parameter(name: "coordinates", kind: .pairs)]),
+        Endpoint("/v1/layers/{layer}/nearby", op: "nearby", path: [layer],
+                 query: [Parameter(name: "lon", kind: .number), Parameter(name: "lat", kind: .number),
+                         Parameter(name: "radius_m", kind: .number), Parameter(name: "k", kind: .number)] + filters,
+                 mediaType: .geoJSON),
+        // `pace` stays text ("fast" or "4.2"); the engine reads both. `dwell_minutes` is a
+        // list of category:minutes (`cafe:20,museum:60`); `include_unreachable` is true or false.
+        Endpoint("/v1/reachable", op: "reachable",
+                 query: ["layer", "stations_layer", "station", "departure", "now", "pace", "travel", "network",
+                         "sort", "include_unreachable"].map { Parameter(name: $0, kind: .string) }
+                     + ["lon", "lat", "remaining_minutes", "detour_factor", "boarding_buffer_minutes", "min_minutes",
+                        "tight_minutes", "limit", "offset"].map { Parameter(name: $0, kind: .number) }
+                     + [Parameter(name: "category", kind: .list(numeric: false)),
+                        Parameter(name: "dwell_minutes", kind: .list(numeric: false))]),
     ]
 
     /// The layer filters (see docs/LIVE.md); which ones a layer takes depends on its kind.

@@ -25,11 +25,13 @@ struct LayerSourceOptions: ParsableArguments {
         if let data {
             layers += try LayerCatalog.load(directory: data)
         }
+        // Walking networks listed in the data directory's manifest, for `reachable`.
+        let networks = try data.map { directory in try LayerCatalog.loadNetworks(directory: directory) } ?? [:]
         for spec in layerFiles {
             let (kind, name, path) = try Self.parse(spec)
             layers.append(try LayerCatalog.load(file: path, name: name, kind: kind))
         }
-        return try Engine(entries: layers)
+        return try Engine(entries: layers, networks: networks)
     }
 
     static func parse(_ spec: String) throws -> (LayerKind, String, String) {

@@ -1,0 +1,300 @@
+import GeoCluster
+
+extension Engine {
+    /// Answers `reachable` (docs/REACHABILITY.md has the model, docs/PROTOCOL.md the shapes).
+    ///
+    /// The engine's part is everything around the core's `Reachability.evaluate`: the
+    /// station or location, the minutes remaining from the two clock times, the parameters
+    /// checked with the request field of each, the candidate places from the live index
+    /// within the largest radius any of them could fit in (not a scan of the layer), and
+    /// the answer rounded for display so that a visit never looks safer than it is
+    /// (walking minutes and distances up, slack and leave-by down).
+    func reachable(_ query: ReachableQuery) throws(EngineError) -> JSONValue {
+        let places = try liveLayer(query.layer, field: "layer", kind: .places)
+
+        // Where from.
+        var originJSON: JSONObject
+        let origin: Coordinate
+        switch query.origin {
+        case let .station(id):
+            let stations = try liveLayer(query.stationsLayer, field: "stations_layer", kind: .stations)
+            guard let record = Self.station(id, in: stations) else {
+                throw .unknownStation(layer: query.stationsLayer, id: id.jsonString)
+            }
+            origin = record.coordinate
+            originJSON = ["id": record.idJSON]
+            if case let .station(name, _) = record.fields { originJSON["name"] = .string(name) }
+        case let .location(coordinate):
+            origin = coordinate
+            originJSON = [:]
+        }
+        originJSON["lon"] = .number(origin.longitude)
+        originJSON["lat"] = .number(origin.latitude)
+
+        // How long.
+        let remainingMinutes: Double
+        var clock: (now: Timestamp, offsetSeconds: Int64, suffix: Substring)?
+        switch query.time {
+        case let .clock(departure, now):
+            remainingMinutes = Double(departure.epochSeconds - now.epochSeconds) / 60
+            guard remainingMinutes >= 0 else {
+                throw .core(.invalidRemainingTime(minutes: remainingMinutes,
+                                                  reason: "is negative: the departure is before \"now\""),
+                            field: "departure")
+            }
+            guard remainingMinutes <= Request.maxRemainingMinutes else {
+                throw .invalidField("departure", reason: "must be at most \(Int(Request.maxRemainingMinutes)) minutes (a day) after \"now\"")
+            }
+            let offset = Self.utcOffset(of: departure.text)
+            clock = (now, offset.seconds, offset.suffix)
+        case let .remaining(minutes):
+            remainingMinutes = minutes
+        }
+
+        // With what.
+        let parameters = query.parameters
+        do {
+            try parameters.validate()
+        } catch {
+            throw .core(error, field: Self.requestField(of: error))
+        }
+        let travel: ReachabilityTravelModel
+        var networkName: String?
+        switch query.travel {
+        case .straightLine:
+            travel = .straightLine(distanceMeters: Self.geodesicMeters)
+        case let .network(name):
+            let (chosen, network) = try self.network(name, covering: origin)
+            networkName = chosen
+            travel = .network(network, distanceMeters: Self.geodesicMeters)
+        }
+
+        // Which places: every one the index holds within the radius a zero-minute dwell
+        // would allow (per-place dwell overrides can be that short); the core then
+        // narrows to the exact radius with the shortest dwell among them.
+        var candidates: [ReachabilityCandidate] = []
+        if remainingMinutes > parameters.minimumRemainingMinutes {
+            var filter = LayerFilter.none
+            filter.categories = query.categories
+            let liveFilter = try places.liveFilter(filter)
+            let radius = Reachability.searchRadiusMeters(remainingMinutes: remainingMinutes, parameters: parameters,
+                                                         travel: travel, smallestDwellMinutes: 0)
+            // Haversine with a 1 % margin keeps every place the geodesic puts inside.
+            let found = places.index.points(within: radius * 1.01 + 1, of: origin, filter: liveFilter)
+            guard found.count <= limits.maxFeaturesPerResponse else {
+                throw .tooLarge(what: "\(found.count) candidate places within \(Int(radius)) m",
+                                limit: limits.maxFeaturesPerResponse)
+            }
+            candidates.reserveCapacity(found.count)
+            for point in found {
+                guard let record = places.record(atSlot: point.slot),
+                      case let .place(_, category, dwell) = record.fields else { continue }
+                candidates.append(ReachabilityCandidate(index: point.slot, coordinate: record.coordinate,
+                                                        category: category, dwellMinutes: dwell))
+            }
+        }
+        let answer: ReachabilityAnswer
+        do {
+            answer = try Reachability.evaluate(from: origin, remainingMinutes: remainingMinutes, candidates: candidates,
+                                               parameters: parameters, travel: travel, order: query.order)
+        } catch {
+            throw .core(error, field: Self.requestField(of: error))
+        }
+
+        // The answer, rounded for display.
+        var result: JSONObject = ["status": .string(answer.status.code), "reason": .string(answer.reason)]
+        result["remaining_minutes"] = .number(Self.down(answer.remainingMinutes))
+        result["search_radius_m"] = .number(Self.nearest(answer.searchRadiusMeters))
+        result[query.origin.isStation ? "station" : "location"] = .object(originJSON)
+        result["travel"] = .string(networkName == nil ? "straight_line" : "network")
+        if let networkName { result["network"] = .string(networkName) }
+        let page = answer.reachable.dropFirst(query.offset).prefix(query.limit)
+        result["reachable"] = .array(page.map { place in
+            var item = Self.placeJSON(places.record(atSlot: place.index))
+            item["distance_m"] = .number(Self.up(place.distanceMetersEachWay))
+            item["straight_line_m"] = .number(Self.nearest(place.straightLineDistanceMeters))
+            item["walk_minutes"] = .number(Self.up(place.walkMinutesEachWay))
+            item["dwell_minutes"] = .number(place.dwellMinutes)
+            if let clock {
+                item["leave_by"] = .string(Self.clockText(clock.now.epochSeconds, plusMinutes: place.leaveByMinutes,
+                                                          offsetSeconds: clock.offsetSeconds, suffix: clock.suffix))
+            }
+            item["leave_by_minutes"] = .number(Self.down(place.leaveByMinutes))
+            item["slack_minutes"] = .number(Self.down(place.slackMinutes))
+            return .object(item)
+        })
+        result["total"] = .number(Double(answer.reachable.count))
+        result["limit"] = .number(Double(query.limit))
+        result["offset"] = .number(Double(query.offset))
+        if query.includeUnreachable {
+            result["unreachable"] = .array(answer.unreachable.prefix(Request.maxReachableLimit).map { place in
+                var item = Self.placeJSON(places.record(atSlot: place.index))
+                item["straight_line_m"] = .number(Self.nearest(place.straightLineDistanceMeters))
+                if let walk = place.distanceMetersEachWay { item["distance_m"] = .number(Self.up(walk)) }
+                item["dwell_minutes"] = .number(place.dwellMinutes)
+                item["reason"] = .string(place.reason.code)
+                switch place.reason {
+                case let .notEnoughTime(short): item["minutes_short"] = .number(Self.up(short))
+                case let .beyondNetworkSearch(short): item["minutes_short_at_least"] = .number(Self.down(short))
+                case .notConnected: break
+                }
+                return .object(item)
+            })
+            result["unreachable_total"] = .number(Double(answer.unreachable.count))
+        }
+        return .object(result)
+    }
+
+    // MARK: Inputs
+
+    /// The current version of a live layer of `kind`, or the error naming `field`.
+    private func liveLayer(_ name: String, field: String, kind: LayerKind) throws(EngineError) -> LiveLayer {
+        let entry: EngineLayer
+        do {
+            entry = try self.entry(named: name)
+        } catch {
+            // `unknown_layer` names the field "layer"; another field gets its own name.
+            if field == "layer" { throw error }
+            throw .invalidField(field, reason: error.description)
+        }
+        guard entry.kind == kind else {
+            throw .wrongLayerKind(field: field, layer: name, expected: kind, actual: entry.kind)
+        }
+        guard case let .live(store) = entry else { throw .notLiveLayer(field: field, layer: name) }
+        return store.layer
+    }
+
+    /// The station with this id; a numeric string also finds an integer id, since an HTTP
+    /// query carries every id as text.
+    private static func station(_ id: JSONValue, in layer: LiveLayer) -> LayerRecord? {
+        if let key = LayerRecord.idKey(of: id), let record = layer.record(idKey: key) { return record }
+        if let text = id.stringValue, let integer = Int(text), String(integer) == text {
+            return layer.record(idKey: "#\(integer)")
+        }
+        return nil
+    }
+
+    /// The named network, or the first by name whose nodes' bounds hold the origin; the
+    /// origin must lie within the chosen network's bounds.
+    private func network(_ name: String?, covering origin: Coordinate) throws(EngineError) -> (String, WalkingNetwork) {
+        if let name {
+            guard let network = networks[name] else {
+                let known = networks.keys.sorted().joined(separator: ", ")
+                throw .unknownNetwork(field: "network", reason: "no walking network named \"\(name)\" (loaded: \(known.isEmpty ? "none" : known))")
+            }
+            guard Self.covers(network, origin) else {
+                throw .unknownNetwork(field: "network", reason: "walking network \"\(name)\" does not cover \(origin.longitude), \(origin.latitude)")
+            }
+            return (name, network)
+        }
+        for name in networks.keys.sorted() {
+            if let network = networks[name], Self.covers(network, origin) { return (name, network) }
+        }
+        throw .unknownNetwork(field: "travel", reason: "no loaded walking network covers \(origin.longitude), \(origin.latitude); "
+            + "use \"travel\": \"straight_line\"")
+    }
+
+    private static func covers(_ network: WalkingNetwork, _ point: Coordinate) -> Bool {
+        var west = Double.infinity, south = Double.infinity, east = -Double.infinity, north = -Double.infinity
+        for node in network.nodes {
+            west = min(west, node.longitude)
+            east = max(east, node.longitude)
+            south = min(south, node.latitude)
+            north = max(north, node.latitude)
+        }
+        return (west...east).contains(point.longitude) && (south...north).contains(point.latitude)
+    }
+
+    /// The request field a core reachability error is about.
+    private static func requestField(of error: GeoClusterError) -> String? {
+        switch error {
+        case .invalidWalkingSpeed, .unknownWalkingPace: return "pace"
+        case .invalidRemainingTime: return "remaining_minutes"
+        case let .invalidReachabilityParameter(name, _, _):
+            switch name {
+            case "detourFactor": return "detour_factor"
+            case "boardingBufferMinutes": return "boarding_buffer_minutes"
+            case "minimumRemainingMinutes": return "min_minutes"
+            case "tightRemainingMinutes": return "tight_minutes"
+            case "defaultDwellMinutes": return "dwell_minutes"
+            default:
+                if name.hasPrefix("dwellMinutesByCategory[") {
+                    return "dwell_minutes." + name.dropFirst("dwellMinutesByCategory[".count).dropLast()
+                }
+                return name
+            }
+        case .invalidCoordinate: return "lon"
+        default: return nil
+        }
+    }
+
+    // MARK: Output
+
+    private static func placeJSON(_ record: LayerRecord?) -> JSONObject {
+        guard let record else { return [:] }
+        var item: JSONObject = ["id": record.idJSON]
+        if case let .place(name, category, _) = record.fields {
+            item["name"] = .string(name)
+            item["category"] = .string(category)
+        }
+        item["lon"] = .number(record.coordinate.longitude)
+        item["lat"] = .number(record.coordinate.latitude)
+        return item
+    }
+
+    /// Rounded to a tenth: up for what costs time, down for what is left of it. The
+    /// millionth of a tenth keeps a value computed a hair off a tenth (650.0000000001 m
+    /// from a geodesic round trip) from moving a whole step.
+    static func up(_ value: Double) -> Double { (value * 10 - 1e-6).rounded(.up) / 10 }
+    static func down(_ value: Double) -> Double { (value * 10 + 1e-6).rounded(.down) / 10 }
+    static func nearest(_ value: Double) -> Double { (value * 10).rounded() / 10 }
+
+    /// The UTC offset of an RFC 3339 text that `Timestamp.parse` accepted: `Z` or `±HH:MM`
+    /// at its end.
+    static func utcOffset(of text: String) -> (seconds: Int64, suffix: Substring) {
+        guard let last = text.last, last != "Z", last != "z", text.count >= 6 else { return (0, "Z") }
+        let suffix = text.suffix(6)
+        let digits = Array(suffix.utf8)
+        let hours = Int64(digits[1] - 48) * 10 + Int64(digits[2] - 48)
+        let minutes = Int64(digits[4] - 48) * 10 + Int64(digits[5] - 48)
+        let seconds = (hours * 60 + minutes) * 60
+        return (digits[0] == UInt8(ascii: "-") ? -seconds : seconds, suffix)
+    }
+
+    /// `now` plus `minutes`, rounded down to the whole minute, as RFC 3339 in the given offset.
+    static func clockText(_ nowEpochSeconds: Int64, plusMinutes minutes: Double, offsetSeconds: Int64,
+                          suffix: Substring) -> String {
+        var instant = nowEpochSeconds + Int64((minutes * 60).rounded(.down))
+        instant -= ((instant % 60) + 60) % 60
+        let local = instant + offsetSeconds
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let secondOfDay = local - days * 86_400
+        let (year, month, day) = civilDate(daysSince1970: days)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay / 60 % 60, 2)):00\(suffix)"
+    }
+
+    /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
+    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+extension ReachableQuery.Origin {
+    var isStation: Bool {
+        if case .station = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,288 @@
+import GeoCluster
+
+/// The fields of `nearby`: a live layer, a location, and a radius, a count or both.
+public struct NearbyQuery: Sendable, Equatable {
+    public var layer: String
+    public var center: Coordinate
+    /// Points within this many metres, in (0, ``Request/maxNearbyRadiusMeters``]; with `k`,
+    /// the cap of the search.
+    public var radiusMeters: Double?
+    /// The `k` nearest points, 1...``Request/maxNearbyCount``.
+    public var k: Int?
+    public var filter: LayerFilter
+
+    public init(layer: String, center: Coordinate, radiusMeters: Double? = nil, k: Int? = nil,
+                filter: LayerFilter = .none) {
+        self.layer = layer
+        self.center = center
+        self.radiusMeters = radiusMeters
+        self.k = k
+        self.filter = filter
+    }
+
+    /// Reads `layer`, `lon`, `lat`, `radius_m` and/or `k`, and the layer filters.
+    init(reading fields: inout FieldReader) throws(EngineError) {
+        layer = try fields.string("layer")
+        center = try fields.location()
+        radiusMeters = try fields.optionalDouble("radius_m", in: 0...Request.maxNearbyRadiusMeters)
+        if radiusMeters == 0 {
+            throw .invalidField("radius_m", reason: "must be more than 0 metres")
+        }
+        k = try fields.optionalInt("k", in: 1...Request.maxNearbyCount)
+        guard radiusMeters != nil || k != nil else {
+            throw .invalidField("radius_m", reason: "nearby needs \"radius_m\" (points within that many metres) "
+                + "or \"k\" (the k nearest points), or both")
+        }
+        filter = try LayerFilter.read(&fields)
+    }
+}
+
+/// The fields of `reachable`: where the traveller is, how much time they have, which places
+/// to consider, the model's parameters and how to present the answer.
+public struct ReachableQuery: Sendable, Equatable {
+    /// Where the traveller starts and returns to.
+    public enum Origin: Sendable, Equatable {
+        /// A station of the stations layer, by id as given (a string or an integer).
+        case station(id: JSONValue)
+        case location(Coordinate)
+    }
+
+    /// How the time available is given.
+    public enum Time: Sendable, Equatable {
+        /// The train's departure and the current time, RFC 3339 with offsets.
+        case clock(departure: Timestamp, now: Timestamp)
+        /// Minutes until departure.
+        case remaining(minutes: Double)
+    }
+
+    /// Which travel model walks the routes.
+    public enum Travel: Sendable, Equatable {
+        case straightLine
+        /// A loaded walking network: the named one, or the one covering the origin.
+        case network(name: String?)
+    }
+
+    public var layer: String
+    public var stationsLayer: String
+    public var origin: Origin
+    public var time: Time
+    /// Place categories to consider, all when nil.
+    public var categories: [String]?
+    /// The model's parameters, not yet validated (the engine validates and names the field).
+    public var parameters: ReachabilityParameters
+    public var travel: Travel
+    public var order: ReachabilitySortOrder
+    public var limit: Int
+    public var offset: Int
+    public var includeUnreachable: Bool
+
+    public init(layer: String, stationsLayer: String = "stations", origin: Origin, time: Time,
+                categories: [String]? = nil, parameters: ReachabilityParameters = ReachabilityParameters(),
+                travel: Travel = .straightLine, order: ReachabilitySortOrder = .slack,
+                limit: Int = Request.defaultReachableLimit, offset: Int = 0, includeUnreachable: Bool = false) {
+        self.layer = layer
+        self.stationsLayer = stationsLayer
+        self.origin = origin
+        self.time = time
+        self.categories = categories
+        self.parameters = parameters
+        self.travel = travel
+        self.order = order
+        self.limit = limit
+        self.offset = offset
+        self.includeUnreachable = includeUnreachable
+    }
+
+    init(reading fields: inout FieldReader) throws(EngineError) {
+        layer = try fields.string("layer")
+        stationsLayer = try fields.optionalString("stations_layer") ?? "stations"
+
+        let station = fields.value("station")
+        let hasLocation = fields.value("lon") != nil || fields.value("lat") != nil
+        switch (station, hasLocation) {
+        case let (station?, false):
+            guard LayerRecord.idKey(of: station) != nil else {
+                throw .invalidField("station", reason: "must be a station id: a non-empty string or an integer")
+            }
+            origin = .station(id: station)
+        case (nil, true):
+            origin = .location(try fields.location())
+        case (.some, true):
+            throw .invalidField("station", reason: "give either \"station\" or \"lon\"/\"lat\", not both")
+        case (nil, false):
+            throw .invalidField("station", reason: "is required unless \"lon\" and \"lat\" give the location")
+        }
+
+        let departure = try fields.optionalTimestamp("departure")
+        let now = try fields.optionalTimestamp("now")
+        let remaining = try fields.optionalDouble("remaining_minutes", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude)
+        switch (departure, now, remaining) {
+        case let (departure?, now?, nil):
+            time = .clock(departure: departure, now: now)
+        case let (nil, nil, minutes?):
+            time = .remaining(minutes: minutes)
+        case (.some, nil, nil):
+            throw .missingField("now")
+        case (nil, .some, nil):
+            throw .missingField("departure")
+        case (nil, nil, nil):
+            throw .invalidField("departure", reason: "give \"departure\" and \"now\" (RFC 3339 with offsets) or \"remaining_minutes\"")
+        default:
+            throw .invalidField("remaining_minutes", reason: "give either \"remaining_minutes\" or \"departure\" and \"now\", not both")
+        }
+        if case let .remaining(minutes) = time {
+            guard minutes >= 0 else {
+                throw .core(.invalidRemainingTime(minutes: minutes, reason: "is negative"), field: "remaining_minutes")
+            }
+            guard minutes <= Request.maxRemainingMinutes else {
+                throw .invalidField("remaining_minutes", reason: "must be at most \(Int(Request.maxRemainingMinutes)) (a day), got \(minutes)")
+            }
+        }
+
+        categories = try fields.optionalStrings("category", max: LayerFilter.maxValues)
+
+        var parameters = ReachabilityParameters()
+        if let pace = try fields.pace("pace") { parameters.pace = pace }
+        if let factor = try fields.optionalDouble("detour_factor", in: -.greatestFiniteMagnitude ... .greatestFiniteMagnitude) {
+            parameters.detourFactor = factor
+        }
+        if let buffer = try fields.optionalDouble("boarding_buffer_minutes", in: -.greatestFiniteMagnitude ... .greatestFiniteMagnitude) {
+            parameters.boardingBufferMinutes = buffer
+        }
+        for (category, minutes) in try fields.dwellTable("dwell_minutes") {
+            parameters.dwellMinutesByCategory[category] = minutes
+        }
+        if let minimum = try fields.optionalDouble("min_minutes", in: -.greatestFiniteMagnitude ... .greatestFiniteMagnitude) {
+            parameters.minimumRemainingMinutes = minimum
+        }
+        if let tight = try fields.optionalDouble("tight_minutes", in: -.greatestFiniteMagnitude ... .greatestFiniteMagnitude) {
+            parameters.tightRemainingMinutes = tight
+        }
+        self.parameters = parameters
+
+        let network = try fields.optionalString("network")
+        switch try fields.optionalString("travel") {
+        case nil:
+            travel = network == nil ? .straightLine : .network(name: network)
+        case "straight_line":
+            guard network == nil else {
+                throw .invalidField("network", reason: "applies only with \"travel\": \"network\"")
+            }
+            travel = .straightLine
+        case "network":
+            travel = .network(name: network)
+        case let other?:
+            throw .invalidField("travel", reason: "must be \"straight_line\" or \"network\", got \"\(other.prefix(40))\"")
+        }
+
+        switch try fields.optionalString("sort") {
+        case nil, "slack": order = .slack
+        case "distance": order = .distance
+        case let other?:
+            throw .invalidField("sort", reason: "must be \"slack\" or \"distance\", got \"\(other.prefix(40))\"")
+        }
+        limit = try fields.optionalInt("limit", in: 1...Request.maxReachableLimit) ?? Request.defaultReachableLimit
+        offset = try fields.optionalInt("offset", in: 0...Int.max) ?? 0
+        includeUnreachable = try fields.optionalBool("include_unreachable") ?? false
+    }
+}
+
+extension Request {
+    /// Largest `radius_m` of `nearby`: 100 km.
+    public static let maxNearbyRadiusMeters = 100_000.0
+    /// Largest `k` of `nearby`.
+    public static let maxNearbyCount = 1_000
+    /// Default and largest page of reachable places.
+    public static let defaultReachableLimit = 50
+    public static let maxReachableLimit = 1_000
+    /// Most minutes until departure `reachable` plans for: a day.
+    public static let maxRemainingMinutes = 1_440.0
+}
+
+extension FieldReader {
+    mutating func optionalDouble(_ name: String, in range: ClosedRange<Double>) throws(EngineError) -> Double? {
+        guard value(name) != nil else { return nil }
+        return try double(name, in: range)
+    }
+
+    /// `lon` and `lat` in degrees, both required.
+    mutating func location() throws(EngineError) -> Coordinate {
+        Coordinate(longitude: try double("lon", in: -180...180), latitude: try double("lat", in: -90...90))
+    }
+
+    /// `true` or `false`, also as the strings "true" and "false" (an HTTP query's text).
+    mutating func optionalBool(_ name: String) throws(EngineError) -> Bool? {
+        guard let value = value(name) else { return nil }
+        if let bool = value.boolValue { return bool }
+        switch value.stringValue {
+        case "true": return true
+        case "false": return false
+        default: throw .invalidField(name, reason: "must be true or false")
+        }
+    }
+
+    /// An RFC 3339 date-time with a UTC offset.
+    mutating func optionalTimestamp(_ name: String) throws(EngineError) -> Timestamp? {
+        guard let text = try optionalString(name) else { return nil }
+        do {
+            return try Timestamp.parse(text)
+        } catch {
+            throw .invalidField(name, reason: error.description)
+        }
+    }
+
+    /// A walking pace: `slow`, `normal`, `fast`, or a speed in km/h as a number or as the
+    /// text of one (an HTTP query's `pace=4.2`).
+    mutating func pace(_ name: String) throws(EngineError) -> WalkingPace? {
+        guard let value = value(name) else { return nil }
+        let speed: Double
+        if let number = value.doubleValue {
+            speed = number
+        } else if let text = value.stringValue {
+            if let number = Double(text), text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (48...57).contains($0) }) {
+                speed = number
+            } else {
+                do { return try WalkingPace.named(text) } catch { throw .core(error, field: name) }
+            }
+        } else {
+            throw .invalidField(name, reason: "must be \"slow\", \"normal\", \"fast\" or a speed in km/h")
+        }
+        do {
+            return try WalkingPace(kilometersPerHour: speed)
+        } catch {
+            throw .core(error, field: name)
+        }
+    }
+
+    /// Dwell minutes per category: an object `{"cafe": 20}`, or an array of `"category:minutes"`
+    /// strings (an HTTP query's `dwell_minutes=cafe:20,museum:60`). Ranges are checked with
+    /// the other parameters.
+    mutating func dwellTable(_ name: String) throws(EngineError) -> [(String, Double)] {
+        guard let value = value(name) else { return [] }
+        var table: [(String, Double)] = []
+        if let object = value.objectValue {
+            for (category, minutes) in object {
+                guard !category.isEmpty, let number = minutes.doubleValue else {
+                    throw .invalidField("\(name).\(category)", reason: "must be a number of minutes")
+                }
+                table.append((category, number))
+            }
+        } else if let items = value.arrayValue {
+            for (i, item) in items.enumerated() {
+                guard let text = item.stringValue, let colon = text.lastIndex(of: ":"),
+                      colon != text.startIndex,
+                      let number = Double(text[text.index(after: colon)...])
+                else {
+                    throw .invalidField("\(name)[\(i)]", reason: "must be \"category:minutes\"")
+                }
+                table.append((String(text[..<colon]), number))
+            }
+        } else {
+            throw .invalidField(name, reason: "must be an object of minutes by category")
+        }
+        guard table.count <= LayerFilter.maxValues else {
+            throw .invalidField(name, reason: "takes at most \(LayerFilter.maxValues) categories")
+        }
+        return table
+    }
+}

@@ -1,0 +1,384 @@
+import Foundation
+import GeoProjection
+import Testing
+@testable import GeoCluster
+@testable import GeoClusterEngine
+
+/// `reachable` and `nearby` through the engine, with places set at exact geodesic
+/// distances from a station so that every expected number is worked by hand.
+///
+/// Defaults: normal pace 75 m/min, detour factor 1.3, boarding buffer 10 minutes.
+struct ReachableTests {
+    static let seoul = Coordinate(longitude: 126.9707, latitude: 37.5547)
+
+    /// The point `meters` from Seoul Station along `azimuth` degrees (clockwise from north).
+    static func at(_ meters: Double, azimuth: Double = 90) -> Coordinate {
+        let point = Geodesic.wgs84.destination(
+            from: GeographicPoint(longitudeDegrees: seoul.longitude, latitudeDegrees: seoul.latitude),
+            azimuthDegrees: azimuth, distanceMeters: meters)
+        return Coordinate(longitude: point.longitudeDegrees, latitude: point.latitudeDegrees)
+    }
+
+    static func place(_ id: String, _ coordinate: Coordinate, _ category: String, dwell: Double? = nil) -> JSONValue {
+        var object: JSONObject = ["id": .string(id), "lon": .number(coordinate.longitude),
+                                  "lat": .number(coordinate.latitude), "name": .string("Place \(id)"),
+                                  "category": .string(category)]
+        if let dwell { object["dwell_minutes"] = .number(dwell) }
+        return .object(object)
+    }
+
+    /// The worked example of docs/REACHABILITY.md plus places at the edge of a cafe's reach.
+    static func engine() throws -> Engine {
+        let records: [JSONValue] = [
+            place("cafe-500", at(500), "cafe"),
+            place("viewpoint-1200", at(1_200, azimuth: 0), "viewpoint"),
+            place("museum-700", at(700, azimuth: 180), "museum"),
+            place("park-2000", at(2_000, azimuth: 270), "park"),
+            // 75 min: a cafe fits while 2 · d · 1.3 / 75 + 30 + 10 <= 75, so d <= 1009.615 m.
+            place("cafe-1009", at(1_009, azimuth: 45), "cafe"),
+            place("cafe-1011", at(1_011, azimuth: 135), "cafe"),
+            place("quick-100", at(100, azimuth: 300), "cafe", dwell: 5),
+        ]
+        let places = try LiveLayer(name: "places", kind: .places, records: records.enumerated().map {
+            try LayerRecord(json: $0.element, kind: .places, layer: "places", index: $0.offset)
+        })
+        let station = try LayerRecord(
+            json: ["id": "seoul", "lon": .number(seoul.longitude), "lat": .number(seoul.latitude),
+                   "name": "Seoul", "lines": ["KTX"]],
+            kind: .stations, layer: "stations", index: 0)
+        let numbered = try LayerRecord(
+            json: ["id": 7, "lon": .number(seoul.longitude), "lat": .number(seoul.latitude),
+                   "name": "Seven", "lines": ["KTX"]],
+            kind: .stations, layer: "stations", index: 1)
+        let stations = try LiveLayer(name: "stations", kind: .stations, records: [station, numbered])
+        let radius = try Layer(name: "radius_places", kind: .points, features: [
+            GeoJSON.pointFeature(coordinate: seoul, properties: .object([:]), id: "r1"),
+        ])
+        return try Engine(entries: [.live(LiveLayerStore(places)), .live(LiveLayerStore(stations)), .radius(radius)])
+    }
+
+    static func run(_ engine: Engine, _ fields: JSONObject) throws -> JSONValue {
+        var request: JSONObject = ["op": "reachable", "layer": "places", "station": "seoul"]
+        for (key, value) in fields { request[key] = value }
+        return try engine.handle(.object(request)).get()
+    }
+
+    static func failure(_ engine: Engine, _ request: JSONValue) -> EngineError? {
+        if case let .failure(error) = engine.handle(request) { return error }
+        return nil
+    }
+
+    static func ids(_ list: JSONValue?) -> [String] {
+        (list?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+    }
+
+    static func item(_ answer: JSONValue, _ id: String, in list: String = "reachable") -> JSONValue? {
+        answer[list]?.arrayValue?.first { $0["id"]?.stringValue == id }
+    }
+
+    // MARK: The worked example
+
+    @Test func workedExampleFromTheDocumentation() throws {
+        let answer = try Self.run(Self.engine(), [
+            "departure": "2025-06-01T15:20:00+09:00", "now": "2025-06-01T14:05:00+09:00",
+            "include_unreachable": true,
+        ])
+        #expect(answer["status"] == "ok")
+        #expect(answer["remaining_minutes"] == 75)
+        // The quick cafe's own 5-minute dwell sets the radius: (75 - 10 - 5) / 2 · 75 / 1.3.
+        #expect(answer["search_radius_m"] == .number(((60.0 / 2 * 75 / 1.3) * 10).rounded() / 10))
+        // Most slack first: 27.9, 17.7, 3.4 and 0.02 minutes.
+        #expect(Self.ids(answer["reachable"]) == ["quick-100", "cafe-500", "viewpoint-1200", "cafe-1009"])
+        #expect(answer["total"] == 4)
+
+        let cafe = try #require(Self.item(answer, "cafe-500"))
+        #expect(cafe["distance_m"] == 650)
+        #expect(cafe["straight_line_m"] == 500)
+        #expect(cafe["walk_minutes"] == 8.7)       // 650 / 75 = 8.67, rounded up
+        #expect(cafe["dwell_minutes"] == 30)
+        #expect(cafe["slack_minutes"] == 17.6)     // 75 - 57.33 = 17.67, rounded down
+        #expect(cafe["leave_by_minutes"] == 56.3)  // 75 - 10 - 8.67
+        #expect(cafe["leave_by"] == "2025-06-01T15:01:00+09:00")
+        #expect(cafe["category"] == "cafe")
+        #expect(cafe["name"] == "Place cafe-500")
+
+        let viewpoint = try #require(Self.item(answer, "viewpoint-1200"))
+        #expect(viewpoint["walk_minutes"] == 20.8)
+        #expect(viewpoint["slack_minutes"] == 3.4)
+        #expect(viewpoint["leave_by"] == "2025-06-01T14:49:00+09:00")
+
+        #expect(Self.ids(answer["unreachable"]) == ["museum-700", "cafe-1011"])
+        let museum = try #require(Self.item(answer, "museum-700", in: "unreachable"))
+        #expect(museum["reason"] == "not_enough_time")
+        #expect(museum["minutes_short"] == 49.3)   // 124.27 - 75
+        #expect(answer["unreachable_total"] == 2)
+        #expect(answer["station"]?["id"] == "seoul")
+    }
+
+    @Test func aPlaceJustInAndJustOutOfReach() throws {
+        let answer = try Self.run(Self.engine(), ["remaining_minutes": 75, "include_unreachable": true])
+        let inside = try #require(Self.item(answer, "cafe-1009"))
+        // 2 · 1009 · 1.3 / 75 = 34.979; slack 0.021.
+        #expect(inside["slack_minutes"] == 0)
+        #expect(inside["leave_by"] == nil, "no clock times without departure and now")
+        let outside = try #require(Self.item(answer, "cafe-1011", in: "unreachable"))
+        #expect(outside["minutes_short"] == 0.1)   // 35.048 - 35 = 0.048, rounded up
+        #expect(outside["distance_m"] == .number((1_011 * 1.3 * 10).rounded(.up) / 10))
+    }
+
+    // MARK: Thresholds
+
+    @Test func thresholdsAtExactly20And21And30Minutes() throws {
+        let engine = try Self.engine()
+        let at20 = try Self.run(engine, ["remaining_minutes": 20])
+        #expect(at20["status"] == "too_little_time")
+        #expect(at20["reachable"] == [])
+        #expect(at20["total"] == 0)
+        #expect(at20["reason"]?.stringValue?.contains("more than 20") == true)
+
+        // The quick cafe: 130 m each way = 1.733 min; 1.733 · 2 + 5 + 10 = 18.47.
+        let at21 = try Self.run(engine, ["remaining_minutes": 21])
+        #expect(at21["status"] == "tight")
+        #expect(Self.ids(at21["reachable"]) == ["quick-100"])
+        #expect(Self.item(at21, "quick-100")?["slack_minutes"] == 2.5)
+
+        let at30 = try Self.run(engine, ["remaining_minutes": 30])
+        #expect(at30["status"] == "tight")
+        #expect(Self.item(at30, "quick-100")?["slack_minutes"] == 11.5)
+
+        let at31 = try Self.run(engine, ["remaining_minutes": 31])
+        #expect(at31["status"] == "ok")
+
+        let custom = try Self.run(engine, ["remaining_minutes": 30, "min_minutes": 30, "tight_minutes": 45])
+        #expect(custom["status"] == "too_little_time")
+    }
+
+    // MARK: Overrides
+
+    @Test func dwellAndBufferOverrides() throws {
+        let engine = try Self.engine()
+        // A 10-minute cafe visit: 1011 m is now 35.05 + 10 + 10 = 55.05 <= 75.
+        let shortCafe = try Self.run(engine, ["remaining_minutes": 75, "dwell_minutes": ["cafe": 10]])
+        #expect(Self.item(shortCafe, "cafe-1011")?["dwell_minutes"] == 10)
+        // The place's own dwell wins over its category's.
+        #expect(Self.item(shortCafe, "quick-100")?["dwell_minutes"] == 5)
+        // The same in the HTTP form.
+        let listed = try Self.run(engine, ["remaining_minutes": 75, "dwell_minutes": ["cafe:10"]])
+        #expect(Self.ids(listed["reachable"]) == Self.ids(shortCafe["reachable"]))
+
+        let smallBuffer = try Self.run(engine, ["remaining_minutes": 75, "boarding_buffer_minutes": 5])
+        #expect(Self.item(smallBuffer, "cafe-1011") != nil)
+        #expect(Self.item(smallBuffer, "cafe-1011")?["slack_minutes"] == 4.9)  // 5 - 0.048
+        let bigBuffer = try Self.run(engine, ["remaining_minutes": 75, "boarding_buffer_minutes": 15])
+        #expect(Self.item(bigBuffer, "cafe-1009") == nil)
+
+        let fast = try Self.run(engine, ["remaining_minutes": 75, "pace": "fast", "detour_factor": 1])
+        #expect(Self.item(fast, "cafe-500")?["walk_minutes"] == 5.6)  // 500 / 90 = 5.56
+        let numeric = try Self.run(engine, ["remaining_minutes": 75, "pace": "5.4", "detour_factor": 1])
+        #expect(numeric["reachable"] == fast["reachable"])
+    }
+
+    @Test func sortPaginationAndCategory() throws {
+        let engine = try Self.engine()
+        let byDistance = try Self.run(engine, ["remaining_minutes": 75, "sort": "distance"])
+        #expect(Self.ids(byDistance["reachable"]) == ["quick-100", "cafe-500", "cafe-1009", "viewpoint-1200"])
+        let page = try Self.run(engine, ["remaining_minutes": 75, "sort": "distance", "limit": 2, "offset": 1])
+        #expect(Self.ids(page["reachable"]) == ["cafe-500", "cafe-1009"])
+        #expect(page["total"] == 4)
+        let viewpoints = try Self.run(engine, ["remaining_minutes": 75, "category": "viewpoint"])
+        #expect(Self.ids(viewpoints["reachable"]) == ["viewpoint-1200"])
+        let fromLocation = try Self.run(engine, ["station": nil, "lon": .number(Self.seoul.longitude),
+                                                 "lat": .number(Self.seoul.latitude), "remaining_minutes": 75])
+        let fromStation = try Self.run(engine, ["remaining_minutes": 75])
+        #expect(fromLocation["reachable"] == fromStation["reachable"])
+        #expect(fromLocation["location"]?["lon"] == .number(Self.seoul.longitude))
+        let numbered = try Self.run(engine, ["station": "7", "remaining_minutes": 75])
+        #expect(numbered["station"]?["id"] == 7)
+    }
+
+    // MARK: Errors
+
+    @Test func badInputsNameTheirField() throws {
+        let engine = try Self.engine()
+        func error(_ fields: JSONObject) -> (String?, String?) {
+            var request: JSONObject = ["op": "reachable", "layer": "places", "station": "seoul", "remaining_minutes": 60]
+            for (key, value) in fields { request[key] = value }
+            let failure = Self.failure(engine, .object(request))
+            return (failure?.code, failure?.field)
+        }
+        let past = error(["remaining_minutes": nil, "departure": "2025-06-01T14:00:00+09:00",
+                          "now": "2025-06-01T14:05:00+09:00"])
+        #expect(past == ("invalid_remaining_time", "departure"))
+        #expect(error(["remaining_minutes": -1]) == ("invalid_remaining_time", "remaining_minutes"))
+        #expect(error(["station": "nowhere"]) == ("unknown_station", "station"))
+        #expect(error(["layer": "stations"]) == ("wrong_layer_kind", "layer"))
+        #expect(error(["stations_layer": "places"]) == ("wrong_layer_kind", "stations_layer"))
+        #expect(error(["layer": "radius_places"]) == ("wrong_layer_kind", "layer"))
+        #expect(error(["layer": "nope"]) == ("unknown_layer", "layer"))
+        #expect(error(["pace": 0.5]) == ("invalid_walking_speed", "pace"))
+        #expect(error(["pace": 11]) == ("invalid_walking_speed", "pace"))
+        #expect(error(["pace": "sprint"]) == ("unknown_walking_pace", "pace"))
+        let noOffset = error(["remaining_minutes": nil, "departure": "2025-06-01T15:00:00",
+                              "now": "2025-06-01T14:05:00+09:00"])
+        #expect(noOffset == ("invalid_field", "departure"))
+        #expect(error(["lon": 126.9, "lat": 37.5]) == ("invalid_field", "station"))
+        #expect(error(["station": nil]) == ("invalid_field", "station"))
+        #expect(error(["departure": "2025-06-01T15:00:00Z"]) == ("invalid_field", "remaining_minutes"))
+        #expect(error(["remaining_minutes": nil, "departure": "2025-06-01T15:00:00Z"]) == ("missing_field", "now"))
+        #expect(error(["detour_factor": 0.5]) == ("invalid_reachability_parameter", "detour_factor"))
+        #expect(error(["boarding_buffer_minutes": 500]) == ("invalid_reachability_parameter", "boarding_buffer_minutes"))
+        #expect(error(["dwell_minutes": ["cafe": -5]]) == ("invalid_reachability_parameter", "dwell_minutes.cafe"))
+        #expect(error(["tight_minutes": 10]) == ("invalid_reachability_parameter", "tight_minutes"))
+        #expect(error(["travel": "network"]) == ("unknown_network", "travel"))
+        #expect(error(["travel": "bus"]) == ("invalid_field", "travel"))
+        #expect(error(["sort": "name"]) == ("invalid_field", "sort"))
+        #expect(error(["include_unreachable": "yes"]) == ("invalid_field", "include_unreachable"))
+    }
+
+    // MARK: Nearby
+
+    @Test func nearbyByRadiusAndByCount() throws {
+        let engine = try Self.engine()
+        let within = try engine.handle(["op": "nearby", "layer": "places", "lon": .number(Self.seoul.longitude),
+                                        "lat": .number(Self.seoul.latitude), "radius_m": 1_010]).get()
+        #expect(Self.ids(within["features"]) == ["quick-100", "cafe-500", "museum-700", "cafe-1009"])
+        let first = try #require(within["features"]?[1])
+        #expect(first["distance_m"] == 500)
+        #expect(first["properties"]?["distance_m"] == nil, "the stored properties stay as they are")
+        #expect(within["count"] == 4)
+
+        let nearest = try engine.handle(["op": "nearby", "layer": "places", "lon": .number(Self.seoul.longitude),
+                                         "lat": .number(Self.seoul.latitude), "k": 2, "category": "cafe"]).get()
+        #expect(Self.ids(nearest["features"]) == ["quick-100", "cafe-500"])
+        let capped = try engine.handle(["op": "nearby", "layer": "places", "lon": .number(Self.seoul.longitude),
+                                        "lat": .number(Self.seoul.latitude), "k": 10, "radius_m": 600]).get()
+        #expect(Self.ids(capped["features"]) == ["quick-100", "cafe-500"])
+
+        func code(_ request: JSONValue) -> String? { Self.failure(engine, request)?.code }
+        #expect(code(["op": "nearby", "layer": "radius_places", "lon": 0, "lat": 0, "k": 1]) == "not_live_layer")
+        #expect(code(["op": "nearby", "layer": "places", "lon": 0, "lat": 0]) == "invalid_field")
+        #expect(code(["op": "nearby", "layer": "places", "lon": 0, "lat": 0, "radius_m": 0]) == "invalid_field")
+        #expect(code(["op": "nearby", "layer": "places", "lon": 0, "lat": 0, "radius_m": 100_001]) == "invalid_field")
+        #expect(code(["op": "nearby", "layer": "places", "lon": 0, "lat": 0, "k": 1_001]) == "invalid_field")
+        #expect(code(["op": "nearby", "layer": "places", "lon": 0, "lat": 0, "k": 1, "species": "x"]) == "invalid_filter")
+    }
+
+    @Test func nearbyMatchesABruteForceScanOfASeededLayer() throws {
+        var state: UInt64 = 2_024
+        func unit() -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(state >> 11) / Double(UInt64(1) << 53)
+        }
+        var records: [LayerRecord] = []
+        for i in 0..<2_000 {
+            let coordinate = Coordinate(longitude: 126.9 + unit() * 0.2, latitude: 37.45 + unit() * 0.2)
+            records.append(try LayerRecord(json: Self.place("p\(i)", coordinate, unit() < 0.5 ? "cafe" : "park"),
+                                           kind: .places, layer: "random", index: i))
+        }
+        let engine = try Engine(entries: [.live(LiveLayerStore(LiveLayer(name: "random", kind: .places, records: records)))])
+        let center = Coordinate(longitude: 127.0, latitude: 37.55)
+        let exact = records.map { (id: $0.idJSON.stringValue ?? "", category: $0.fields,
+                                   meters: Engine.geodesicMeters(center, $0.coordinate)) }
+            .sorted { $0.meters != $1.meters ? $0.meters < $1.meters : $0.id < $1.id }
+        for radius in [150.0, 1_000, 4_000] {
+            let answer = try engine.handle(["op": "nearby", "layer": "random", "lon": 127.0, "lat": 37.55,
+                                            "radius_m": .number(radius)]).get()
+            #expect(Self.ids(answer["features"]) == exact.filter { $0.meters <= radius }.map(\.id))
+        }
+        for k in [1, 10, 250] {
+            let answer = try engine.handle(["op": "nearby", "layer": "random", "lon": 127.0, "lat": 37.55,
+                                            "k": .number(Double(k))]).get()
+            #expect(Self.ids(answer["features"]) == exact.prefix(k).map(\.id))
+            let distances = (answer["features"]?.arrayValue ?? []).compactMap { $0["distance_m"]?.doubleValue }
+            #expect(distances == exact.prefix(k).map { ($0.meters * 100).rounded() / 100 })
+        }
+    }
+
+    // MARK: JSON lines
+
+    @Test func reachableThroughTheLineProtocol() throws {
+        let lineProtocol = LineProtocol(engine: try Self.engine())
+        var output: [UInt8] = []
+        let lines = [
+            #"{"id":"r1","op":"reachable","layer":"places","station":"seoul","departure":"2025-06-01T15:20:00+09:00","now":"2025-06-01T14:05:00+09:00","limit":1}"#,
+            #"{"id":"r2","op":"reachable","layer":"places","station":"seoul","departure":"2025-06-01T15:20:00","now":"2025-06-01T14:05:00+09:00"}"#,
+        ]
+        for (i, line) in lines.enumerated() {
+            lineProtocol.respond(to: Array(line.utf8)[...], lineNumber: i + 1, into: &output)
+        }
+        let answers = try output.split(separator: 0x0A).map { try JSONValue.parse(Array($0)) }
+        #expect(answers.count == 2)
+        #expect(answers[0]["id"] == "r1")
+        #expect(answers[0]["ok"] == true)
+        #expect(Self.ids(answers[0]["result"]?["reachable"]) == ["quick-100"])
+        #expect(answers[0]["result"]?["total"] == 4)
+        #expect(answers[1]["ok"] == false)
+        #expect(answers[1]["error"]?["field"] == "departure")
+        #expect(answers[1]["error"]?["line"] == 2)
+    }
+}
+
+/// The shipped Helsinki sample: places, stations and the walking network loaded from Data/
+/// as the executable loads them.
+struct HelsinkiReachableTests {
+    static let dataDirectory = String(#filePath).split(separator: "/").dropLast(3).joined(separator: "/")
+        .prepending("/") + "/Data"
+
+    static func engine() throws -> Engine {
+        try Engine(entries: LayerCatalog.load(directory: dataDirectory),
+                   networks: LayerCatalog.loadNetworks(directory: dataDirectory))
+    }
+
+    @Test func theManifestsNetworkLoads() throws {
+        let networks = try LayerCatalog.loadNetworks(directory: Self.dataDirectory)
+        #expect(networks.keys.sorted() == ["helsinki_walk"])
+        #expect(networks["helsinki_walk"]?.nodeCount == 6_032)
+    }
+
+    @Test func networkWalksAreNeverShorterThanTheGeodesic() throws {
+        let engine = try Self.engine()
+        func answer(_ fields: JSONObject) throws -> JSONValue {
+            var request: JSONObject = ["op": "reachable", "layer": "helsinki_places", "stations_layer": "helsinki_stations",
+                                       "station": "helsinki-central", "remaining_minutes": 60, "limit": 1_000,
+                                       "include_unreachable": true]
+            for (key, value) in fields { request[key] = value }
+            return try engine.handle(.object(request)).get()
+        }
+        let network = try answer(["travel": "network"])
+        #expect(network["network"] == "helsinki_walk")
+        #expect(network["travel"] == "network")
+        let named = try answer(["network": "helsinki_walk"])
+        #expect(named["reachable"] == network["reachable"])
+        let straight = try answer(["detour_factor": 1])
+        let places = network["reachable"]?.arrayValue ?? []
+        #expect(places.count > 100)
+        for place in places {
+            let walk = try #require(place["distance_m"]?.doubleValue)
+            let line = try #require(place["straight_line_m"]?.doubleValue)
+            #expect(walk >= line - 0.05, "\(place["id"] ?? .null)")
+        }
+        // A longer walk never makes a place fit that the straight line (detour 1) rejects.
+        let straightIDs = Set((straight["reachable"]?.arrayValue ?? []).compactMap { $0["id"] })
+        #expect(places.allSatisfy { straightIDs.contains($0["id"] ?? .null) })
+        #expect(places.count < straightIDs.count)
+
+        let far = Engine.reachableFailure(engine, ["op": "reachable", "layer": "places", "station": "seoul",
+                                                   "remaining_minutes": 60, "travel": "network"])
+        #expect(far?.code == "unknown_network")
+        let unknown = Engine.reachableFailure(engine, ["op": "reachable", "layer": "places", "station": "seoul",
+                                                       "remaining_minutes": 60, "network": "paris"])
+        #expect(unknown?.code == "unknown_network")
+        #expect(unknown?.field == "network")
+    }
+}
+
+extension Engine {
+    fileprivate static func reachableFailure(_ engine: Engine, _ request: JSONValue) -> EngineError? {
+        if case let .failure(error) = engine.handle(request) { return error }
+        return nil
+    }
+}
+
+extension String {
+    fileprivate func prepending(_ prefix: String) -> String { prefix + self }
+}
