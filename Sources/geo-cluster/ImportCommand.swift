@@ -154,6 +154,8 @@ struct ProgressReporter {
     let toTerminal: Bool
     let every: Int
     private var nextLine: Int
+    /// The record count of the last line written, so the end does not repeat it.
+    private var lastLine = 0
     private var lastDraw: ContinuousClock.Instant?
     private let stderr = StandardError()
 
@@ -169,10 +171,12 @@ struct ProgressReporter {
             if !progress.finished, let lastDraw, now - lastDraw < .milliseconds(100) { return }
             lastDraw = now
             stderr.write("\r" + Self.bar(progress) + (progress.finished ? "\n" : ""))
-        } else if progress.recordsRead >= nextLine || (progress.finished && progress.recordsRead >= every) {
+        } else if progress.recordsRead >= nextLine
+                    || (progress.finished && progress.recordsRead >= every && progress.recordsRead != lastLine) {
             stderr.write("read \(progress.recordsRead) records, \(progress.invalidCount) invalid, "
-                         + "\(Self.megabytes(progress.bytesRead)) MB\(progress.finished ? ", done" : "")\n")
+                         + "\(Self.megabytes(progress.bytesRead)) MB\n")
             nextLine = (progress.recordsRead / every + 1) * every
+            lastLine = progress.recordsRead
         }
     }
 
