@@ -22,13 +22,13 @@ struct ImportCommand: ParsableCommand {
         case sightings, places, stations
     }
 
-    @Option(help: "The layer's name (letters, digits, _, - and .).")
+    @Option(help: ArgumentHelp("The layer's name (letters, digits, _, - and .).", valueName: "name"))
     var layer: String
 
     @Option(help: "The layer's kind, which decides the record schema.")
     var kind: Kind
 
-    @Option(help: "The data directory to write the layer into (created when missing).")
+    @Option(help: ArgumentHelp("The data directory to write the layer into (created when missing).", valueName: "dir"))
     var data: String
 
     @Option(help: ArgumentHelp("The CRS of the input coordinates, e.g. EPSG:5186 (default: WGS 84 lon/lat).",
@@ -41,21 +41,21 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Write the valid records and report the invalid ones, instead of writing nothing.")
     var skipInvalid = false
 
-    @Option(help: "With a terminal on stderr a progress bar is drawn; otherwise a progress line every N records.")
+    @Option(help: ArgumentHelp("With a terminal on stderr a progress bar is drawn; otherwise a progress line every N records.", valueName: "n"))
     var progressEvery = 100_000
 
-    @Option(help: "CSV column of the id (default: id).") var idColumn: String?
-    @Option(help: "CSV column of the longitude in degrees (default: lon).") var lonColumn: String?
-    @Option(help: "CSV column of the latitude in degrees (default: lat).") var latColumn: String?
-    @Option(help: "CSV column of the easting, with --crs (default: x).") var xColumn: String?
-    @Option(help: "CSV column of the northing, with --crs (default: y).") var yColumn: String?
-    @Option(help: "CSV column of a sighting's species (default: species).") var speciesColumn: String?
-    @Option(help: "CSV column of a sighting's count (default: count).") var countColumn: String?
-    @Option(help: "CSV column of a sighting's observed_at (default: observed_at).") var observedAtColumn: String?
-    @Option(help: "CSV column of a place's or station's name (default: name).") var nameColumn: String?
-    @Option(help: "CSV column of a place's category (default: category).") var categoryColumn: String?
-    @Option(help: "CSV column of a place's dwell_minutes (default: dwell_minutes, optional).") var dwellMinutesColumn: String?
-    @Option(help: "CSV column of a station's lines, separated by ';' (default: lines).") var linesColumn: String?
+    @Option(help: ArgumentHelp("CSV column of the id (default: id).", valueName: "column")) var idColumn: String?
+    @Option(help: ArgumentHelp("CSV column of the longitude in degrees (default: lon).", valueName: "column")) var lonColumn: String?
+    @Option(help: ArgumentHelp("CSV column of the latitude in degrees (default: lat).", valueName: "column")) var latColumn: String?
+    @Option(help: ArgumentHelp("CSV column of the easting, with --crs (default: x).", valueName: "column")) var xColumn: String?
+    @Option(help: ArgumentHelp("CSV column of the northing, with --crs (default: y).", valueName: "column")) var yColumn: String?
+    @Option(help: ArgumentHelp("CSV column of a sighting's species (default: species).", valueName: "column")) var speciesColumn: String?
+    @Option(help: ArgumentHelp("CSV column of a sighting's count (default: count).", valueName: "column")) var countColumn: String?
+    @Option(help: ArgumentHelp("CSV column of a sighting's observed_at (default: observed_at).", valueName: "column")) var observedAtColumn: String?
+    @Option(help: ArgumentHelp("CSV column of a place's or station's name (default: name).", valueName: "column")) var nameColumn: String?
+    @Option(help: ArgumentHelp("CSV column of a place's category (default: category).", valueName: "column")) var categoryColumn: String?
+    @Option(help: ArgumentHelp("CSV column of a place's dwell_minutes (default: dwell_minutes, optional).", valueName: "column")) var dwellMinutesColumn: String?
+    @Option(help: ArgumentHelp("CSV column of a station's lines, separated by ';' (default: lines).", valueName: "column")) var linesColumn: String?
 
     @Argument(help: "The file to import; - reads standard input (then --format is required).")
     var file: String
