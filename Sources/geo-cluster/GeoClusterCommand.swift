@@ -6,7 +6,7 @@ struct GeoClusterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geo-cluster",
         abstract: "Map clustering and geospatial queries over in-memory point layers.",
-        subcommands: [Query.self, Serve.self])
+        subcommands: [Query.self, Serve.self, ImportCommand.self])
 }
 
 /// Where the layers come from; shared by every subcommand that serves queries.

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import GeoCluster
+
+/// Writes layers into a data directory that ``LayerCatalog/load(directory:)`` reads: a
+/// GeoJSON FeatureCollection file per layer, listed in `layers.json`.
+///
+/// This is where `geo-cluster import` puts its records until a store exists; with a store,
+/// imports will write there instead.
+public enum LayerDirectory {
+    /// Layer names become file names, so they are kept to letters, digits, `_`, `-` and
+    /// `.`, not starting with `.`, at most 100 characters.
+    public static func validateName(_ name: String) throws(EngineError) {
+        let allowed = name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)
+        }
+        guard !name.isEmpty, name.count <= 100, allowed, !name.hasPrefix(".") else {
+            throw .invalidField("layer", reason: "a layer name is 1 to 100 letters, digits, \"_\", \"-\" or \".\", not starting with \".\"; got \(JSONValue.string(name).jsonString)")
+        }
+    }
+
+    /// Writes `records` as the layer `name` of `directory` (created when missing) and
+    /// registers it in `layers.json`: an entry of that name keeps its other members
+    /// (description, licence, options) and its file, with `kind` updated; a new entry is
+    /// appended as `{"name", "kind", "file": "<name>.geojson"}`. Other entries and
+    /// top-level members (`networks`) are kept as they are; the manifest is written with
+    /// two-space indentation, the format of the shipped one.
+    ///
+    /// Each file is written to a temporary name and renamed into place, so a reader sees
+    /// the old file or the new one. The layer file is renamed first: a failure between
+    /// the two renames leaves a new layer file that the manifest does not list yet.
+    /// - Returns: the path of the layer file.
+    @discardableResult
+    public static func write(_ records: [LayerRecord], layer name: String, kind: LayerKind,
+                             directory: String) throws(EngineError) -> String {
+        try validateName(name)
+        let manifestPath = directory + "/" + LayerCatalog.manifestName
+        let fileManager = FileManager.default
+        var manifest: JSONValue = ["layers": []]
+        if fileManager.fileExists(atPath: manifestPath) {
+            manifest = try LayerCatalog.readJSON(manifestPath)
+        } else {
+            do {
+                try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw .invalidLayerSource(path: directory, reason: "cannot be created: \(error.localizedDescription)")
+            }
+        }
+        let (updated, file) = try register(layer: name, kind: kind, in: manifest, path: manifestPath)
+        let layerPath = directory + "/" + file
+
+        var text: [UInt8] = []
+        text.reserveCapacity(1 << 20)
+        text += #"{"type":"FeatureCollection","features":["#.utf8
+        try replaceFile(at: layerPath) { (append: (inout [UInt8]) throws(EngineError) -> Void) throws(EngineError) in
+            for (position, record) in records.enumerated() {
+                text += position == 0 ? "\n".utf8 : ",\n".utf8
+                record.feature.encode(into: &text)
+                if text.count >= 1 << 20 { try append(&text) }
+            }
+            text += "\n]}\n".utf8
+            try append(&text)
+        }
+        var manifestText = prettyPrinted(updated)
+        manifestText.append(UInt8(ascii: "\n"))
+        try replaceFile(at: manifestPath) { append throws(EngineError) in try append(&manifestText) }
+        return layerPath
+    }
+
+    /// The manifest with the layer's entry added or updated, and the entry's file.
+    static func register(layer name: String, kind: LayerKind, in manifest: JSONValue,
+                         path: String) throws(EngineError) -> (JSONValue, String) {
+        guard var object = manifest.objectValue, var entries = object["layers"]?.arrayValue else {
+            throw .invalidLayerSource(path: path, reason: "expected {\"layers\": [...]}")
+        }
+        let position = entries.firstIndex { $0["name"]?.stringValue == name }
+        var entry = position.flatMap { entries[$0].objectValue } ?? ["name": .string(name)]
+        let file = entry["file"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? name + ".geojson"
+        entry["kind"] = .string(kind.rawValue)
+        entry["file"] = .string(file)
+        if let position { entries[position] = .object(entry) } else { entries.append(.object(entry)) }
+        object["layers"] = .array(entries)
+        return (.object(object), file)
+    }
+
+    /// Writes through `body` to a temporary file next to `path`, then renames it over `path`.
+    private static func replaceFile(
+        at path: String,
+        _ body: (_ append: (inout [UInt8]) throws(EngineError) -> Void) throws(EngineError) -> Void
+    ) throws(EngineError) {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
+        guard FileManager.default.createFile(atPath: temporary, contents: nil),
+              let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw .invalidLayerSource(path: temporary, reason: "cannot be written")
+        }
+        do throws(EngineError) {
+            try body { (bytes: inout [UInt8]) throws(EngineError) in
+                do {
+                    try handle.write(contentsOf: bytes)
+                } catch {
+                    throw .invalidLayerSource(path: temporary, reason: "write failed: \(error.localizedDescription)")
+                }
+                bytes.removeAll(keepingCapacity: true)
+            }
+            do {
+                try handle.synchronize()
+                try handle.close()
+            } catch {
+                throw .invalidLayerSource(path: temporary, reason: "write failed: \(error.localizedDescription)")
+            }
+            guard rename(temporary, path) == 0 else {
+                throw .invalidLayerSource(path: path, reason: "cannot be replaced: \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            try? handle.close()
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+    }
+
+    /// JSON with two-space indentation and `": "` after keys, every array element and
+    /// object member on its own line, non-ASCII characters as they are: byte for byte what
+    /// Python's `json.dumps(value, ensure_ascii=False, indent=2)` writes for the values a
+    /// manifest holds (strings, integers, booleans, null, plain decimals).
+    static func prettyPrinted(_ value: JSONValue) -> [UInt8] {
+        var buffer: [UInt8] = []
+        appendPretty(value, indent: 0, into: &buffer)
+        return buffer
+    }
+
+    private static func appendPretty(_ value: JSONValue, indent: Int, into buffer: inout [UInt8]) {
+        func newline(_ level: Int) {
+            buffer.append(UInt8(ascii: "\n"))
+            buffer += repeatElement(UInt8(ascii: " "), count: 2 * level)
+        }
+        switch value {
+        case let .array(elements) where !elements.isEmpty:
+            buffer.append(UInt8(ascii: "["))
+            for (position, element) in elements.enumerated() {
+                if position > 0 { buffer.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                appendPretty(element, indent: indent + 1, into: &buffer)
+            }
+            newline(indent)
+            buffer.append(UInt8(ascii: "]"))
+        case let .object(object) where !object.isEmpty:
+            buffer.append(UInt8(ascii: "{"))
+            for (position, member) in object.enumerated() {
+                if position > 0 { buffer.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                JSONValue.string(member.key).encode(into: &buffer)
+                buffer += ": ".utf8
+                appendPretty(member.value, indent: indent + 1, into: &buffer)
+            }
+            newline(indent)
+            buffer.append(UInt8(ascii: "}"))
+        default:
+            value.encode(into: &buffer)
+        }
+    }
+}
