@@ -1,6 +1,9 @@
 import ArgumentParser
 import BenchmarkSupport
 import GeoCluster
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The Swift half of `Benchmarks/compare_pysupercluster.sh`: `points` writes a point set
 /// of `PointSets` and its viewports as raw float64 files that the peer reads unchanged,
@@ -56,8 +59,9 @@ struct Measure: ParsableCommand {
         discussion: """
             Build time is the wall clock of the initializer (validation, projection, every \
             level), and the process's CPU time over the same span. Index memory is resident memory after the build minus before it, both \
-            read after malloc_trim(0). Each query sample is the wall clock of one \
-            clusters(in:zoom:) call, which returns a new array of features.
+            read after malloc_trim(0). Each query sample is the wall clock (or, in the \
+            second half of the passes, the thread's CPU time) of one clusters(in:zoom:) \
+            call, which returns a new array of features.
             """
     )
 
@@ -79,66 +83,60 @@ struct Measure: ParsableCommand {
     @Option(help: "Highest clustered zoom.")
     var maxZoom: Int = 16
 
-    @Option(help: "Measured passes over the viewports, after one unmeasured pass.")
+    @Option(help: "Passes over the viewports timed by each clock, after one unmeasured pass.")
     var rounds: Int = 10
 
     func run() throws {
-        let startResidentBytes = ProcessMemory.residentBytes()
+        let startResidentBytes = ProcessUsage.residentBytes()
         let coordinates = try Float64File.read(points).pairs().map { Coordinate(longitude: $0.0, latitude: $0.1) }
         let views = try Float64File.read(viewports).viewports()
         let options = RadiusClusterOptions(radiusPixels: radius, extent: extent, minZoom: minZoom, maxZoom: maxZoom)
 
-        ProcessMemory.trim()
-        let beforeBuildBytes = ProcessMemory.residentBytes()
-        let clock = ContinuousClock()
-        let buildStart = clock.now
-        let buildStartCPUSeconds = ProcessMemory.cpuSeconds()
+        ProcessUsage.trim()
+        let beforeBuildBytes = ProcessUsage.residentBytes()
+        let buildStart = ProcessUsage.nanoseconds(CLOCK_MONOTONIC)
+        let buildStartCPUSeconds = ProcessUsage.cpuSeconds()
         let index = try RadiusClusterIndex(coordinates: coordinates, options: options)
-        let buildCPUSeconds = ProcessMemory.cpuSeconds() - buildStartCPUSeconds
-        let buildDuration = clock.now - buildStart
-        ProcessMemory.trim()
-        let afterBuildBytes = ProcessMemory.residentBytes()
+        let buildCPUSeconds = ProcessUsage.cpuSeconds() - buildStartCPUSeconds
+        let buildSeconds = Double(ProcessUsage.nanoseconds(CLOCK_MONOTONIC) - buildStart) * 1e-9
+        ProcessUsage.trim()
+        let afterBuildBytes = ProcessUsage.residentBytes()
 
+        // Pass 0 warms up and counts features. The next `rounds` passes are timed by the
+        // wall clock, the `rounds` after them by the thread's CPU clock, which preemption
+        // on a loaded machine does not stretch.
         var features = 0
-        var samplesNanoseconds: [Int64] = []
-        samplesNanoseconds.reserveCapacity(rounds * views.count)
-        for round in 0...rounds {
+        var wallNanoseconds: [Int64] = []
+        var cpuNanoseconds: [Int64] = []
+        for round in 0...(2 * rounds) {
+            let clockID = round > rounds ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC
             for view in views {
-                let start = clock.now
+                let start = ProcessUsage.nanoseconds(clockID)
                 let result = try index.clusters(in: view.bbox, zoom: view.zoom)
-                let elapsed = clock.now - start
+                let elapsed = ProcessUsage.nanoseconds(clockID) - start
                 // The array is freed after the clock read, as the peer's list is.
                 withExtendedLifetime(result) {}
                 if round == 0 {
                     features += result.count
+                } else if round <= rounds {
+                    wallNanoseconds.append(elapsed)
                 } else {
-                    samplesNanoseconds.append(elapsed.nanoseconds)
+                    cpuNanoseconds.append(elapsed)
                 }
             }
         }
 
         print("""
             {"implementation":"geo-cluster","points":\(coordinates.count),\
-            "build_seconds":\(buildDuration.seconds),\
+            "build_seconds":\(buildSeconds),\
             "build_cpu_seconds":\(buildCPUSeconds),\
             "start_rss_bytes":\(startResidentBytes),\
             "before_build_rss_bytes":\(beforeBuildBytes),\
             "index_bytes":\(afterBuildBytes - beforeBuildBytes),\
-            "peak_rss_bytes":\(ProcessMemory.peakResidentBytes()),\
+            "peak_rss_bytes":\(ProcessUsage.peakResidentBytes()),\
             "features":\(features),\
-            "query_nanoseconds":[\(samplesNanoseconds.map(String.init).joined(separator: ","))]}
+            "query_nanoseconds":[\(wallNanoseconds.map(String.init).joined(separator: ","))],\
+            "query_cpu_nanoseconds":[\(cpuNanoseconds.map(String.init).joined(separator: ","))]}
             """)
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) * 1e-18
-    }
-
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

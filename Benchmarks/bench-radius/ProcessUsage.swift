@@ -3,15 +3,21 @@ import Glibc
 #endif
 import Foundation
 
-/// Resident memory and CPU time of this process, read the same way as the Python side
-/// of the comparison reads its own.
-enum ProcessMemory {
-    /// CPU time of the process, user and system, all threads, in seconds
-    /// (`CLOCK_PROCESS_CPUTIME_ID`, which Python's `time.process_time()` reads too).
-    static func cpuSeconds() -> Double {
+/// Clocks and resident memory of this process, read the same way as the Python side of
+/// the comparison reads its own.
+enum ProcessUsage {
+    /// A clock reading in nanoseconds. The Python side reads the same clocks:
+    /// `CLOCK_MONOTONIC` (`time.perf_counter_ns`), `CLOCK_THREAD_CPUTIME_ID`
+    /// (`time.thread_time_ns`) and `CLOCK_PROCESS_CPUTIME_ID` (`time.process_time`).
+    static func nanoseconds(_ clock: clockid_t) -> Int64 {
         var now = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+        clock_gettime(clock, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    /// CPU time of the process, user and system, all threads, in seconds.
+    static func cpuSeconds() -> Double {
+        Double(nanoseconds(CLOCK_PROCESS_CPUTIME_ID)) * 1e-9
     }
 
     /// Current resident set size in bytes, from the second field of /proc/self/statm
