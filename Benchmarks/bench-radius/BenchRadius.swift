@@ -58,8 +58,9 @@ struct Measure: ParsableCommand {
         abstract: "Build one radius index from point files and time viewport queries; prints one JSON object.",
         discussion: """
             Build time is the wall clock of the initializer (validation, projection, every \
-            level), and the process's CPU time over the same span. Index memory is resident memory after the build minus before it, both \
-            read after malloc_trim(0). Each query sample is the wall clock (or, in the \
+            level), and the process's CPU time over the same span. Index memory is \
+            resident memory after the build minus before it, both read after \
+            malloc_trim(0). Each query sample is the wall clock (or, in the \
             second half of the passes, the thread's CPU time) of one clusters(in:zoom:) \
             call, which returns a new array of features.
             """
