@@ -91,6 +91,15 @@ let package = Package(
             swiftSettings: strictSettings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Writes the benchmark point sets to files and measures one index on them, for
+        // Benchmarks/compare_pysupercluster.sh (same inputs, same process shape as the peer).
+        .executableTarget(
+            name: "bench-radius",
+            dependencies: ["GeoCluster", "BenchmarkSupport",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/bench-radius",
+            swiftSettings: strictSettings
+        ),
 
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),

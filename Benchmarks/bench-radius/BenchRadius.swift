@@ -1,0 +1,143 @@
+import ArgumentParser
+import BenchmarkSupport
+import GeoCluster
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Swift half of `Benchmarks/compare_pysupercluster.sh`: `points` writes a point set
+/// of `PointSets` and its viewports as raw float64 files that the peer reads unchanged,
+/// `measure` times one index built from those files in this process, the way the peer's
+/// measuring process does.
+@main
+struct BenchRadius: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-radius",
+        abstract: "Benchmark point files and one-process measurements of the radius index.",
+        subcommands: [WritePoints.self, Measure.self]
+    )
+}
+
+struct WritePoints: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "points",
+        abstract: "Write a PointSets point set and its 200 viewports as little-endian float64 files.",
+        discussion: """
+            POINTS holds longitude, latitude pairs (16 bytes a point). VIEWPORTS holds \
+            west, south, east, north, zoom per viewport (40 bytes), the box as \
+            PointSets.Viewport stores it (longitudes not wrapped).
+            """
+    )
+
+    @Option(help: "uniform or korea.")
+    var distribution: String
+
+    @Option(help: "Number of points.")
+    var count: Int
+
+    @Option(help: "Output file for the points.")
+    var points: String
+
+    @Option(help: "Output file for the viewports.")
+    var viewports: String
+
+    func run() throws {
+        guard let set = PointSets.Distribution(rawValue: distribution) else {
+            throw ValidationError("unknown distribution '\(distribution)'; use uniform or korea")
+        }
+        let coordinates = PointSets.points(set, count: count)
+        try Float64File.write(coordinates.flatMap { [$0.longitude, $0.latitude] }, to: points)
+        let views = PointSets.viewports(over: coordinates)
+        try Float64File.write(views.flatMap { [$0.bbox.west, $0.bbox.south, $0.bbox.east, $0.bbox.north, $0.zoom] },
+                              to: viewports)
+    }
+}
+
+struct Measure: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Build one radius index from point files and time viewport queries; prints one JSON object.",
+        discussion: """
+            Build time is the wall clock of the initializer (validation, projection, every \
+            level), and the process's CPU time over the same span. Index memory is \
+            resident memory after the build minus before it, both read after \
+            malloc_trim(0). Each query sample is the wall clock (or, in the \
+            second half of the passes, the thread's CPU time) of one clusters(in:zoom:) \
+            call, which returns a new array of features.
+            """
+    )
+
+    @Option(help: "Points file written by `bench-radius points`.")
+    var points: String
+
+    @Option(help: "Viewports file written by `bench-radius points`.")
+    var viewports: String
+
+    @Option(help: "Cluster radius in pixels.")
+    var radius: Double = 60
+
+    @Option(help: "Tile extent in pixels.")
+    var extent: Int = 512
+
+    @Option(help: "Lowest clustered zoom.")
+    var minZoom: Int = 0
+
+    @Option(help: "Highest clustered zoom.")
+    var maxZoom: Int = 16
+
+    @Option(help: "Passes over the viewports timed by each clock, after one unmeasured pass.")
+    var rounds: Int = 10
+
+    func run() throws {
+        let startResidentBytes = ProcessUsage.residentBytes()
+        let coordinates = try Float64File.read(points).pairs().map { Coordinate(longitude: $0.0, latitude: $0.1) }
+        let views = try Float64File.read(viewports).viewports()
+        let options = RadiusClusterOptions(radiusPixels: radius, extent: extent, minZoom: minZoom, maxZoom: maxZoom)
+
+        ProcessUsage.trim()
+        let beforeBuildBytes = ProcessUsage.residentBytes()
+        let buildStart = ProcessUsage.nanoseconds(CLOCK_MONOTONIC)
+        let buildStartCPUSeconds = ProcessUsage.cpuSeconds()
+        let index = try RadiusClusterIndex(coordinates: coordinates, options: options)
+        let buildCPUSeconds = ProcessUsage.cpuSeconds() - buildStartCPUSeconds
+        let buildSeconds = Double(ProcessUsage.nanoseconds(CLOCK_MONOTONIC) - buildStart) * 1e-9
+        ProcessUsage.trim()
+        let afterBuildBytes = ProcessUsage.residentBytes()
+
+        // Pass 0 warms up and counts features. The next `rounds` passes are timed by the
+        // wall clock, the `rounds` after them by the thread's CPU clock, which preemption
+        // on a loaded machine does not stretch.
+        var features = 0
+        var wallNanoseconds: [Int64] = []
+        var cpuNanoseconds: [Int64] = []
+        for round in 0...(2 * rounds) {
+            let clockID = round > rounds ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC
+            for view in views {
+                let start = ProcessUsage.nanoseconds(clockID)
+                let result = try index.clusters(in: view.bbox, zoom: view.zoom)
+                let elapsed = ProcessUsage.nanoseconds(clockID) - start
+                // The array is freed after the clock read, as the peer's list is.
+                withExtendedLifetime(result) {}
+                if round == 0 {
+                    features += result.count
+                } else if round <= rounds {
+                    wallNanoseconds.append(elapsed)
+                } else {
+                    cpuNanoseconds.append(elapsed)
+                }
+            }
+        }
+
+        print("""
+            {"implementation":"geo-cluster","points":\(coordinates.count),\
+            "build_seconds":\(buildSeconds),\
+            "build_cpu_seconds":\(buildCPUSeconds),\
+            "start_rss_bytes":\(startResidentBytes),\
+            "before_build_rss_bytes":\(beforeBuildBytes),\
+            "index_bytes":\(afterBuildBytes - beforeBuildBytes),\
+            "peak_rss_bytes":\(ProcessUsage.peakResidentBytes()),\
+            "features":\(features),\
+            "query_nanoseconds":[\(wallNanoseconds.map(String.init).joined(separator: ","))],\
+            "query_cpu_nanoseconds":[\(cpuNanoseconds.map(String.init).joined(separator: ","))]}
+            """)
+    }
+}
