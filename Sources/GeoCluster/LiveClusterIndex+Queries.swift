@@ -320,10 +320,9 @@ extension LiveClusterIndex {
 
     static func collect(_ node: QuadNode, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
                         filter: LiveFilter, partition: Int, into contributions: inout [Contribution]) {
-        guard node.aggregate.count > 0 else { return }
+        guard node.aggregate.count > 0, node.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
         if node.level >= level {
             let cx = QuadNode.cell(node.qx, level: level), cy = QuadNode.cell(node.qy, level: level)
-            guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { return }
             if !filter.testsPoints {
                 // The slot matters only for a single point (it is then shown as itself).
                 contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: node.aggregate,
@@ -354,11 +353,6 @@ extension LiveClusterIndex {
             }
             return
         }
-        let shift = UInt32(level - node.level)
-        let nx0 = QuadNode.cell(node.qx, level: node.level) << shift
-        let ny0 = QuadNode.cell(node.qy, level: node.level) << shift
-        let span = (UInt32(1) << shift) &- 1
-        guard nx0 <= x1, nx0 &+ span >= x0, ny0 <= y1, ny0 &+ span >= y0 else { return }
         if node.isLeaf {
             for entry in node.entries where filter.passes(entry) {
                 let cx = QuadNode.cell(entry.qx, level: level), cy = QuadNode.cell(entry.qy, level: level)
@@ -593,16 +587,7 @@ extension LiveClusterIndex {
 
     static func walk(_ node: QuadNode, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
                      filter: LiveFilter, _ body: (LeafEntry) -> Bool) -> Bool {
-        if node.level >= level {
-            let cx = QuadNode.cell(node.qx, level: level), cy = QuadNode.cell(node.qy, level: level)
-            guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { return true }
-        } else {
-            let shift = UInt32(level - node.level)
-            let nx0 = QuadNode.cell(node.qx, level: node.level) << shift
-            let ny0 = QuadNode.cell(node.qy, level: node.level) << shift
-            let span = (UInt32(1) << shift) &- 1
-            guard nx0 <= x1, nx0 &+ span >= x0, ny0 <= y1, ny0 &+ span >= y0 else { return true }
-        }
+        guard node.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return true }
         if node.isLeaf {
             for entry in node.entries where filter.passes(entry) {
                 let cx = QuadNode.cell(entry.qx, level: level), cy = QuadNode.cell(entry.qy, level: level)
@@ -626,6 +611,21 @@ extension LiveClusterIndex {
 }
 
 extension QuadNode {
+    /// Whether the node's cell meets the range of cells `x0...x1` x `y0...y1` of `level`:
+    /// its level-`level` cell lies in the range (a node at or below that level), or the
+    /// block of level-`level` cells it covers overlaps it (a coarser node).
+    func overlaps(level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32) -> Bool {
+        if self.level >= level {
+            let cx = Self.cell(qx, level: level), cy = Self.cell(qy, level: level)
+            return cx >= x0 && cx <= x1 && cy >= y0 && cy <= y1
+        }
+        let shift = UInt32(level - self.level)
+        let nx0 = Self.cell(qx, level: self.level) << shift
+        let ny0 = Self.cell(qy, level: self.level) << shift
+        let span = (UInt32(1) << shift) &- 1
+        return nx0 <= x1 && nx0 &+ span >= x0 && ny0 <= y1 && ny0 &+ span >= y0
+    }
+
     /// The first point's slot in quadtree order.
     var firstSlot: UInt32 {
         var node = self

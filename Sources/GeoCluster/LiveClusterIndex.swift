@@ -213,8 +213,9 @@ public struct LiveClusterIndex: Sendable {
         }
     }
 
-    /// Bounds of every point, `[west, south, east, north]`, `nil` when empty. Cheap: the
-    /// quantised extremes come from a walk down the quadtrees' outer edges.
+    /// Bounds of every point, `[west, south, east, north]` of their quantised positions
+    /// (within a centimetre), `nil` when empty. The walk skips every subtree whose cell lies
+    /// inside the bounds found so far.
     public var bounds: [Double]? {
         var minX = UInt32.max, minY = UInt32.max, maxX = UInt32.min, maxY = UInt32.min
         if combined.aggregate.count > 0 { combined.extremes(&minX, &minY, &maxX, &maxY) }
@@ -517,7 +518,16 @@ struct QuadNode: Sendable {
         }
     }
 
+    /// Widens the extremes by the node's points, skipping subtrees whose cell lies
+    /// inside the extremes found so far, so that only the outer edges are walked.
     func extremes(_ minX: inout UInt32, _ minY: inout UInt32, _ maxX: inout UInt32, _ maxY: inout UInt32) {
+        if level > 0, minX <= maxX {
+            let size = UInt64(1) << UInt64(32 - level)
+            let x0 = UInt64(Self.cell(qx, level: level)) * size, y0 = UInt64(Self.cell(qy, level: level)) * size
+            if x0 >= UInt64(minX), x0 + size - 1 <= UInt64(maxX), y0 >= UInt64(minY), y0 + size - 1 <= UInt64(maxY) {
+                return
+            }
+        }
         if isLeaf {
             for e in entries {
                 minX = min(minX, e.qx); maxX = max(maxX, e.qx)

@@ -43,24 +43,15 @@ public struct LiveClusterOptions: Sendable, Hashable {
     public static let maxGridLevel = 20
 
     public func validate() throws(GeoClusterError) {
-        guard radiusPixels.isFinite, radiusPixels > 0 else {
-            throw .invalidOptions(reason: "radius must be a positive number of pixels, got \(radiusPixels)")
-        }
-        guard (1...65_536).contains(extent) else {
-            throw .invalidOptions(reason: "extent must be within 1...65536 pixels, got \(extent)")
-        }
+        // Radius, extent, zooms and minPoints follow the radius algorithm's rules.
+        try RadiusClusterOptions(radiusPixels: radiusPixels, extent: extent, minZoom: minZoom, maxZoom: maxZoom,
+                                 minPoints: minPoints).validate()
         guard radiusPixels <= Double(extent) else {
             throw .invalidOptions(reason: "radius (\(radiusPixels)) must not exceed extent (\(extent)) for the live algorithm")
-        }
-        guard minZoom >= 0, minZoom <= maxZoom else {
-            throw .invalidOptions(reason: "minZoom must be within 0...maxZoom (\(maxZoom)), got \(minZoom)")
         }
         guard maxZoom + levelShift <= Self.maxGridLevel else {
             throw .invalidOptions(reason: "maxZoom must be at most \(Self.maxGridLevel - levelShift) with radius "
                                   + "\(radiusPixels) and extent \(extent), got \(maxZoom)")
-        }
-        guard minPoints >= 2 else {
-            throw .invalidOptions(reason: "minPoints must be at least 2, got \(minPoints)")
         }
         guard (1...4_096).contains(bucketSize) else {
             throw .invalidOptions(reason: "bucketSize must be within 1...4096, got \(bucketSize)")

@@ -56,7 +56,7 @@ public struct LayerFilter: Sendable, Equatable {
         return filter
     }
 
-    /// The request fields of this filter, for transports that rebuild requests.
+    /// Whether no filter is set (every point passes).
     var isEmpty: Bool { self == .none }
 }
 

@@ -165,6 +165,12 @@ struct LiveClusterIndexTests {
                 let consistent = index._checkInvariants()
                 #expect(consistent, "quadtree invariants after step \(step)")
                 #expect(index.count == model.points.count)
+                let entries = model.points.map { LeafEntry($0.value, slot: UInt32($0.key)) }
+                let expectedBounds = [WebMercator.longitude(x: LeafEntry.unquantize(entries.map(\.qx).min()!)),
+                                      WebMercator.latitude(y: LeafEntry.unquantize(entries.map(\.qy).max()!)),
+                                      WebMercator.longitude(x: LeafEntry.unquantize(entries.map(\.qx).max()!)),
+                                      WebMercator.latitude(y: LeafEntry.unquantize(entries.map(\.qy).min()!))]
+                #expect(index.bounds == expectedBounds)
                 for filter in Self.filters {
                     try Self.checkAgainstModel(index, model, filter: filter)
                 }
