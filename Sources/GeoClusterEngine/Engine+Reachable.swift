@@ -142,7 +142,62 @@ extension Engine {
             })
             result["unreachable_total"] = .number(Double(answer.unreachable.count))
         }
+        if let view = query.clusterView {
+            result["clusters"] = try reachableClusters(answer.reachable, of: places, view: view,
+                                                       clock: clock.map { ($0.now.epochSeconds, $0.offsetSeconds, $0.suffix) })
+        }
         return .object(result)
+    }
+
+    /// Every reachable place (not only the page) clustered for a map view, with the places
+    /// layer's own clustering options and aggregates, as `clusters` would answer on a layer
+    /// holding just these places. A place carries its `slack_minutes` (and `leave_by` with
+    /// clock times); a cluster the least and most slack of its places and the zoom at
+    /// which it splits. Cluster ids belong to this answer only: the view is not stored.
+    private func reachableClusters(_ reachable: [ReachabilityAnswer.ReachablePlace], of places: LiveLayer,
+                                   view: ReachableQuery.ClusterView,
+                                   clock: (now: Int64, offsetSeconds: Int64, suffix: Substring)?) throws(EngineError) -> JSONValue {
+        var records: [LayerRecord] = []
+        var slackBySlot: [Int: Double] = [:]
+        var placeBySlot: [Int: ReachabilityAnswer.ReachablePlace] = [:]
+        records.reserveCapacity(reachable.count)
+        for place in reachable {
+            guard let record = places.record(atSlot: place.index) else { continue }
+            placeBySlot[records.count] = place
+            slackBySlot[records.count] = place.slackMinutes
+            records.append(record)
+        }
+        let layer = try LiveLayer(name: places.name, kind: places.kind, records: records, options: places.index.options)
+        let index = layer.index
+        let answer = try core(field: "zoom") { () throws(GeoClusterError) in
+            try index.clusters(in: view.bbox, zoom: view.zoom)
+        }
+        try checkSize(answer.features.count)
+        var features = layer.geoJSON(answer)
+        for (i, feature) in answer.features.enumerated() {
+            guard var object = features[i].objectValue else { continue }
+            var properties = object["properties"]?.objectValue ?? [:]
+            switch feature.kind {
+            case let .point(slot):
+                guard let place = placeBySlot[slot] else { continue }
+                properties["slack_minutes"] = .number(Self.down(place.slackMinutes))
+                if let clock {
+                    properties["leave_by"] = .string(Self.clockText(clock.now, plusMinutes: place.leaveByMinutes,
+                                                                    offsetSeconds: clock.offsetSeconds, suffix: clock.suffix))
+                }
+            case let .cluster(id, _):
+                let (slacks, expansion) = try core(field: "zoom") { () throws(GeoClusterError) in
+                    let leaves = try index.leaves(of: id, limit: Int.max, offset: 0).pointIndices
+                    return (leaves.compactMap { slackBySlot[$0] }, try index.expansionZoom(of: id))
+                }
+                properties["expansion_zoom"] = .number(Double(expansion))
+                properties["min_slack_minutes"] = .number(Self.down(slacks.min() ?? 0))
+                properties["max_slack_minutes"] = .number(Self.down(slacks.max() ?? 0))
+            }
+            object["properties"] = .object(properties)
+            features[i] = .object(object)
+        }
+        return GeoJSON.featureCollection(features)
     }
 
     // MARK: Inputs

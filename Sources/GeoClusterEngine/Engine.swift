@@ -305,14 +305,14 @@ public final class Engine: Sendable {
         })
     }
 
-    private func checkSize(_ count: Int) throws(EngineError) {
+    func checkSize(_ count: Int) throws(EngineError) {
         guard count <= limits.maxFeaturesPerResponse else {
             throw .tooLarge(what: "\(count) features", limit: limits.maxFeaturesPerResponse)
         }
     }
 
     /// Runs a core call, attributing its errors to the request field they came from.
-    private func core<T>(field: String, _ body: () throws(GeoClusterError) -> T) throws(EngineError) -> T {
+    func core<T>(field: String, _ body: () throws(GeoClusterError) -> T) throws(EngineError) -> T {
         do {
             return try body()
         } catch {

@@ -75,11 +75,26 @@ public struct ReachableQuery: Sendable, Equatable {
     public var limit: Int
     public var offset: Int
     public var includeUnreachable: Bool
+    /// Also cluster every reachable place for this map view, with the places layer's
+    /// clustering options.
+    public var clusterView: ClusterView?
+
+    /// A viewport and zoom, as in `clusters`.
+    public struct ClusterView: Sendable, Equatable {
+        public var bbox: BoundingBox
+        public var zoom: Double
+
+        public init(bbox: BoundingBox, zoom: Double) {
+            self.bbox = bbox
+            self.zoom = zoom
+        }
+    }
 
     public init(layer: String, stationsLayer: String = "stations", origin: Origin, time: Time,
                 categories: [String]? = nil, parameters: ReachabilityParameters = ReachabilityParameters(),
                 travel: Travel = .straightLine, order: ReachabilitySortOrder = .slack,
-                limit: Int = Request.defaultReachableLimit, offset: Int = 0, includeUnreachable: Bool = false) {
+                limit: Int = Request.defaultReachableLimit, offset: Int = 0, includeUnreachable: Bool = false,
+                clusterView: ClusterView? = nil) {
         self.layer = layer
         self.stationsLayer = stationsLayer
         self.origin = origin
@@ -91,6 +106,7 @@ public struct ReachableQuery: Sendable, Equatable {
         self.limit = limit
         self.offset = offset
         self.includeUnreachable = includeUnreachable
+        self.clusterView = clusterView
     }
 
     init(reading fields: inout FieldReader) throws(EngineError) {
@@ -184,6 +200,16 @@ public struct ReachableQuery: Sendable, Equatable {
         limit = try fields.optionalInt("limit", in: 1...Request.maxReachableLimit) ?? Request.defaultReachableLimit
         offset = try fields.optionalInt("offset", in: 0...Int.max) ?? 0
         includeUnreachable = try fields.optionalBool("include_unreachable") ?? false
+        switch (fields.value("bbox") != nil, fields.value("zoom") != nil) {
+        case (true, true):
+            clusterView = ClusterView(bbox: try fields.bbox("bbox"), zoom: try fields.double("zoom", in: -1_000...1_000))
+        case (false, false):
+            clusterView = nil
+        case (true, false):
+            throw .invalidField("zoom", reason: "is required with \"bbox\": the reachable places are clustered for a bbox and a zoom")
+        case (false, true):
+            throw .invalidField("bbox", reason: "is required with \"zoom\": the reachable places are clustered for a bbox and a zoom")
+        }
     }
 }
 

@@ -171,7 +171,9 @@ extension Endpoint {
                      + ["lon", "lat", "remaining_minutes", "detour_factor", "boarding_buffer_minutes", "min_minutes",
                         "tight_minutes", "limit", "offset"].map { Parameter(name: $0, kind: .number) }
                      + [Parameter(name: "category", kind: .list(numeric: false)),
-                        Parameter(name: "dwell_minutes", kind: .list(numeric: false))]),
+                        Parameter(name: "dwell_minutes", kind: .list(numeric: false)),
+                        Parameter(name: "bbox", kind: .numbers(count: 4, names: "west,south,east,north")),
+                        Parameter(name: "zoom", kind: .number)]),
     ]
 
     /// The layer filters (see docs/LIVE.md); which ones a layer takes depends on its kind.

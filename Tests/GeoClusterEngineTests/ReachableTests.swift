@@ -196,6 +196,75 @@ struct ReachableTests {
         #expect(numbered["station"]?["id"] == 7)
     }
 
+    // MARK: Clustered for a map view
+
+    /// Sum of `point_count` (1 for a place) over a FeatureCollection.
+    static func pointTotal(_ collection: JSONValue?) -> Int {
+        (collection?["features"]?.arrayValue ?? []).reduce(0) { total, feature in
+            total + (feature["properties"]?["point_count"]?.doubleValue.map { Int($0) } ?? 1)
+        }
+    }
+
+    @Test func reachablePlacesClusteredForAViewKeepTheirCountsAndSlack() throws {
+        let engine = try Self.engine()
+        let world: JSONValue = [-180, -85, 180, 85]
+        let listed = try Self.run(engine, ["remaining_minutes": 75])
+        let slacks = (listed["reachable"]?.arrayValue ?? []).compactMap { $0["slack_minutes"]?.doubleValue }
+        #expect(slacks.count == 4)
+
+        // Zoomed out: all four reachable places in one cluster; the two out of reach are
+        // not counted, and the cluster tells the least and most slack of its places.
+        let far = try Self.run(engine, ["remaining_minutes": 75, "bbox": world, "zoom": 3, "limit": 1])
+        let features = try #require(far["clusters"]?["features"]?.arrayValue)
+        #expect(features.count == 1)
+        let cluster = try #require(features.first?["properties"])
+        #expect(cluster["cluster"] == true)
+        #expect(cluster["point_count"] == 4)
+        #expect(cluster["categories"] == ["cafe": 3, "viewpoint": 1])
+        #expect(cluster["min_slack_minutes"]?.doubleValue == slacks.min())
+        #expect(cluster["max_slack_minutes"]?.doubleValue == slacks.max())
+        let expansion = try #require(cluster["expansion_zoom"]?.doubleValue)
+        #expect(expansion > 3)
+        #expect(far["reachable"]?.arrayValue?.count == 1, "the page stays a page; the clusters cover every place")
+
+        // Close in: every reachable place alone, with the slack and leave-by of the list.
+        let near = try Self.run(engine, ["departure": "2025-06-01T15:20:00+09:00", "now": "2025-06-01T14:05:00+09:00",
+                                         "bbox": [126.9, 37.5, 127.05, 37.6], "zoom": 17])
+        let points = try #require(near["clusters"]?["features"]?.arrayValue)
+        #expect(Set(points.compactMap { $0["id"]?.stringValue }) == Set(Self.ids(near["reachable"])))
+        for point in points {
+            let id = try #require(point["id"]?.stringValue)
+            let item = try #require(Self.item(near, id))
+            #expect(point["properties"]?["slack_minutes"] == item["slack_minutes"])
+            #expect(point["properties"]?["leave_by"] == item["leave_by"])
+            #expect(point["properties"]?["cluster"] == nil)
+        }
+
+        // Every zoom between: the counts add up to the places that fit.
+        for zoom in 0...18 {
+            let answer = try Self.run(engine, ["remaining_minutes": 75, "bbox": world, "zoom": .number(Double(zoom))])
+            #expect(Self.pointTotal(answer["clusters"]) == 4, "zoom \(zoom)")
+        }
+    }
+
+    @Test func tooLittleTimeClustersNothingAndAViewNeedsBothFields() throws {
+        let engine = try Self.engine()
+        let short = try Self.run(engine, ["remaining_minutes": 20, "bbox": [-180, -85, 180, 85], "zoom": 5])
+        #expect(short["clusters"]?["features"] == [])
+        let withoutView = try Self.run(engine, ["remaining_minutes": 75])
+        #expect(withoutView["clusters"] == nil)
+
+        func error(_ fields: JSONObject) -> (String?, String?) {
+            var request: JSONObject = ["op": "reachable", "layer": "places", "station": "seoul", "remaining_minutes": 60]
+            for (key, value) in fields { request[key] = value }
+            let failure = Self.failure(engine, .object(request))
+            return (failure?.code, failure?.field)
+        }
+        #expect(error(["bbox": [126, 37, 128, 38]]) == ("invalid_field", "zoom"))
+        #expect(error(["zoom": 12]) == ("invalid_field", "bbox"))
+        #expect(error(["bbox": [126, 39, 128, 38], "zoom": 12]).1 == "bbox")
+    }
+
     // MARK: Errors
 
     @Test func badInputsNameTheirField() throws {

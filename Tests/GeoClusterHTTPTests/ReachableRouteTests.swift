@@ -63,4 +63,22 @@ struct ReachableRouteTests {
             #expect(try bare.json["error"]?["field"] == "departure")
         }
     }
+
+    @Test func reachableClustersForAViewFromQueryParameters() async throws {
+        try await withAPI(engine: Self.engine()) { client in
+            let answer = try await client.get("/v1/reachable?layer=places&station=7&remaining_minutes=120"
+                + "&bbox=126,37,128,38&zoom=2&limit=1")
+            #expect(answer.status == .ok)
+            let result = try answer.json
+            let total = try #require(result["total"]?.doubleValue)
+            let features = try #require(result["clusters"]?["features"]?.arrayValue)
+            let counted = features.reduce(0.0) { $0 + ($1["properties"]?["point_count"]?.doubleValue ?? 1) }
+            #expect(total > 0)
+            #expect(counted == total)
+
+            let noZoom = try await client.get("/v1/reachable?layer=places&station=7&remaining_minutes=120&bbox=126,37,128,38")
+            #expect(noZoom.status == .badRequest)
+            #expect(try noZoom.json["error"]?["field"] == "zoom")
+        }
+    }
 }
