@@ -19,8 +19,9 @@ import GeoCluster
 ///     GOLDEN_UPDATE=1 swift test --skip-build --filter GoldenTests
 ///
 /// which rewrites every response file and the answer lines of the docs' examples; then
-/// read the diff before committing it.
-@Suite struct GoldenTests {
+/// read the diff before committing it. The suite runs serially so that the coverage tests
+/// read the response files only after they have been rewritten.
+@Suite(.serialized) struct GoldenTests {
     static let packageDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let goldenDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
