@@ -18,6 +18,26 @@ public struct LineProtocol: Sendable {
     public static let defaultMaxLineBytes = 1 << 20
     public static let defaultMaxDepth = 32
 
+    /// Every `error.code` an answer can carry, as the error-code table of docs/PROTOCOL.md
+    /// lists them: the framing and JSON codes first, then the engine's. Each one has a
+    /// golden answer in Tests/GeoClusterEngineTests/Golden; a code added to the engine
+    /// belongs here, in that table, and in a golden file.
+    public static let errorCodes: [String] = [
+        // The line itself.
+        "invalid_json", "invalid_utf8", "duplicate_key", "number_out_of_range", "nesting_too_deep", "line_too_long",
+        // The request envelope and fields.
+        "invalid_request", "unknown_op", "missing_field", "invalid_field", "unknown_field",
+        // Layers, clusters, tiles and answer sizes.
+        "unknown_layer", "unknown_cluster", "invalid_bbox", "invalid_tile", "too_large", "invalid_filter",
+        // Writes.
+        "invalid_record", "duplicate_id", "unknown_id", "read_only_layer",
+        // `nearby` and `reachable`.
+        "not_live_layer", "wrong_layer_kind", "unknown_station", "unknown_network", "invalid_remaining_time",
+        "invalid_walking_speed", "unknown_walking_pace", "invalid_reachability_parameter",
+        // `project`.
+        "malformed_crs", "unknown_crs", "invalid_coordinate", "transform_failed", "context_creation_failed",
+    ]
+
     public init(engine: Engine, maxLineBytes: Int = defaultMaxLineBytes, maxDepth: Int = defaultMaxDepth) {
         self.engine = engine
         self.maxLineBytes = maxLineBytes

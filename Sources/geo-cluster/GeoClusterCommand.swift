@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ArgumentParser
 import GeoClusterEngine
 
@@ -70,8 +75,15 @@ struct Query: AsyncParsableCommand {
 
     func run() async throws {
         let engine = try layers.makeEngine()
+        // A closed stdout ends the process through SIGPIPE's default action (status 141),
+        // quietly, as other Unix filters do.
+        signal(SIGPIPE, SIG_DFL)
         let stream = LineStream(lineProtocol: LineProtocol(engine: engine, maxLineBytes: maxLineBytes))
-        let status = stream.run()
-        if status != 0 { throw ExitCode(status) }
+        switch stream.run() {
+        case .endOfInput: return
+        // Not reached while SIGPIPE keeps its default action; the conventional status all the same.
+        case .outputClosed: throw ExitCode(141)
+        case .failed: throw ExitCode(1)
+        }
     }
 }
