@@ -127,6 +127,19 @@ struct MetricsTests {
         }
     }
 
+    @Test func reportsEachLayersBuildTime() async throws {
+        let api = GeoClusterAPI(engine: try Sample.engine())
+        try await Application(router: api.makeRouter()).test(.router) { client in
+            let lines = try await client.get("/metrics").text.split(separator: "\n")
+            #expect(lines.contains("# TYPE geocluster_layer_build_seconds gauge"))
+            for layer in ["stations", "bird sightings"] {
+                let line = try #require(lines.first { $0.hasPrefix(#"geocluster_layer_build_seconds{layer="\#(layer)"} "#) })
+                let value = try #require(Double(line.split(separator: " ").last ?? ""))
+                #expect(value >= 0 && value.isFinite)
+            }
+        }
+    }
+
     /// Every line is a comment or `name{labels} value` with a number as the value, and
     /// histogram buckets never decrease.
     @Test func expositionIsWellFormed() async throws {
