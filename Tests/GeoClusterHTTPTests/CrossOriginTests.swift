@@ -32,7 +32,7 @@ struct CrossOriginTests {
             ])
             #expect(preflight.status == .noContent)
             #expect(preflight.headers[.accessControlAllowOrigin] == "*")
-            #expect(preflight.headers[.accessControlAllowMethods] == "GET, HEAD, POST, OPTIONS")
+            #expect(preflight.headers[.accessControlAllowMethods] == "GET, HEAD, POST, PUT, DELETE, OPTIONS")
             #expect(preflight.headers[.accessControlAllowHeaders]?.contains("Content-Type") == true)
             #expect(preflight.headers[.accessControlMaxAge] == "600")
             #expect(preflight.body.readableBytes == 0)
