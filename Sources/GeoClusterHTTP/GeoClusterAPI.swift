@@ -16,6 +16,7 @@ typealias Request = Hummingbird.Request
 ///
 /// | route | answer |
 /// |---|---|
+/// | `GET /` | the map viewer page (``ViewerPage``) |
 /// | `GET /v1/layers` | every layer's summary |
 /// | `GET /v1/stats` | totals over all layers |
 /// | `GET /v1/layers/{layer}` | one layer's summary |
@@ -65,7 +66,7 @@ public struct GeoClusterAPI: Sendable {
     /// The path of every route, as `/metrics` labels them; `addRoutes` checks (in debug
     /// builds, so in tests) that it registers exactly these.
     static var routePaths: [RouterPath] {
-        ["/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path)
+        ["/", "/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path)
             + [Endpoint.vectorTile.path, pointsPath, pointPath]
     }
 
@@ -86,6 +87,7 @@ public struct GeoClusterAPI: Sendable {
         router.add(middleware: ErrorMiddleware<Context>())
         var table = RouteTable(router: router)
 
+        table.get("/") { _, _ in ViewerPage.response() }
         table.get("/healthz") { _, _ in JSONResponse(["status": "ok"]) }
         table.get("/readyz") { _, _ in try readiness() }
         table.get("/metrics") { _, _ in
