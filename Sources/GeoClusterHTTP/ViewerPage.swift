@@ -13,7 +13,9 @@ import Hummingbird
 /// departure, and marks them.
 ///
 /// After each drawing `#status` carries `data-clusters`, `data-points` and `data-bbox`
-/// of what was drawn.
+/// of what was drawn, and `data-reachable` the number of reachable places marked. A URL
+/// with `station` (and optionally `stations_layer`, `places`, `departure`, `now`) opens
+/// with the places reachable from that station.
 enum ViewerPage {
     /// The page as a response; it is not cached, so a new binary's page is used at once.
     static func response() -> Response {
@@ -301,18 +303,23 @@ function rfc3339(date) {
     pad(offset % 60);
 }
 
-async function showReachable() {
-  const departure = new Date($("departure").value);
-  if (isNaN(departure)) { showError("choose a departure time"); return; }
+// `departure` and `now` are RFC 3339 text; without them, the form's time and the browser's clock.
+async function showReachable(departure, now) {
+  if (typeof departure !== "string") {
+    const chosen = new Date($("departure").value);
+    if (isNaN(chosen)) { showError("choose a departure time"); return; }
+    departure = rfc3339(chosen);
+  }
   const query = new URLSearchParams({ layer: $("places-layer").value, stations_layer: $("stations-layer").value,
-                                      station: $("station").value, departure: rfc3339(departure),
-                                      now: rfc3339(new Date()), limit: 500 });
+                                      station: $("station").value, departure,
+                                      now: typeof now === "string" ? now : rfc3339(new Date()), limit: 500 });
   try {
     reachable = await api("/v1/reachable?" + query);
     showError(null);
     $("info").textContent = reachable.status + ": " + reachable.reason + "\n" + (reachable.total || 0) + " places reachable";
+    $("status").dataset.reachable = (reachable.reachable || []).length;
     if (reachable.station) { view.lon = reachable.station.lon; view.lat = reachable.station.lat; view.zoom = 14; }
-    load();
+    await load();
   } catch (error) { reachable = null; showError(error); draw(); }
 }
 $("reach-go").onclick = showReachable;
@@ -340,7 +347,16 @@ async function start() {
   };
   if (!params.has("lon") && !params.has("lat") && !params.has("zoom")) fitBounds(layer.bounds);
   await load();
-  loadStations();
+  await loadStations();
+  // A view with a station shows what is reachable from it:
+  // `/?station=seoul&stations_layer=stations&places=places&departure=…&now=…`.
+  if (params.has("station")) {
+    if (params.has("stations_layer")) { $("stations-layer").value = params.get("stations_layer"); await loadStations(); }
+    if (params.has("places")) $("places-layer").value = params.get("places");
+    $("station").value = params.get("station");
+    $("reach").open = true;
+    await showReachable(params.get("departure") || undefined, params.get("now") || undefined);
+  }
 }
 start();
 </script>

@@ -110,16 +110,23 @@ struct ViewerPageTests {
         return dom[start.upperBound...].prefix { $0 != "\"" }.description
     }
 
-    @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
-    func browserDrawsTheClustersTheAPIAnswers() async throws {
-        let directory = Self.dataDirectory
+    /// Runs `test` against the server on a loopback socket, with the sample layers of Data/.
+    static func withSampleServer(_ test: @escaping @Sendable (any TestClientProtocol, Int) async throws -> Void)
+        async throws {
+        let directory = dataDirectory
         let engine = try Engine(entries: try LayerCatalog.load(directory: directory),
                                 networks: try LayerCatalog.loadNetworks(directory: directory))
-        let api = GeoClusterAPI(engine: engine)
-        let app = api.makeApplication(host: "127.0.0.1", port: 0, logger: Logger(label: "viewer-test"))
-        let (longitude, latitude, zoom) = (127.8, 36.3, 7.0)
+        let app = GeoClusterAPI(engine: engine).makeApplication(host: "127.0.0.1", port: 0,
+                                                                 logger: Logger(label: "viewer-test"))
         try await app.test(.live) { client in
-            let port = try #require(client.port)
+            try await test(client, try #require(client.port))
+        }
+    }
+
+    @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
+    func browserDrawsTheClustersTheAPIAnswers() async throws {
+        let (longitude, latitude, zoom) = (127.8, 36.3, 7.0)
+        try await Self.withSampleServer { client, port in
             let page = "http://127.0.0.1:\(port)/?layer=kr_cities&lon=\(longitude)&lat=\(latitude)&zoom=\(Int(zoom))"
 
             // What the page reports having drawn is what the API answers for its view.
@@ -179,6 +186,22 @@ struct ViewerPageTests {
             let emptyHasCluster = image.hasColor(Self.clusterColor, near: empty.x, empty.y, radius: 20)
             let emptyHasPoint = image.hasColor(Self.pointColor, near: empty.x, empty.y, radius: 20)
             #expect(!emptyHasCluster && !emptyHasPoint, "something drawn around \(empty.x),\(empty.y)")
+        }
+    }
+
+    @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
+    func browserMarksThePlacesReachableFromAStation() async throws {
+        let departure = "2025-06-01T15:00:00%2B09:00", now = "2025-06-01T13:30:00%2B09:00"
+        try await Self.withSampleServer { client, port in
+            let answer = try await client.get("/v1/reachable?layer=places&stations_layer=stations&station=seoul"
+                                              + "&departure=\(departure)&now=\(now)&limit=500").json
+            let reachable = try #require(answer["reachable"]?.arrayValue)
+            #expect(!reachable.isEmpty)
+            let dom = try await HeadlessBrowser.run("http://127.0.0.1:\(port)/?layer=places&station=seoul"
+                                                    + "&stations_layer=stations&places=places"
+                                                    + "&departure=\(departure)&now=\(now)")
+            #expect(Self.attribute("data-reachable", in: dom) == "\(reachable.count)")
+            #expect(dom.contains("\(answer["total"]?.intValue ?? -1) places reachable"))
         }
     }
 }
