@@ -3,16 +3,25 @@
 
 SWIFT ?= swift
 APT_PACKAGES := libproj-dev pkg-config zlib1g-dev
+# The viewer page's test draws it in headless Chromium.
+TEST_APT_PACKAGES := chromium
 CONFIG ?= debug
 
-.PHONY: all deps build release run test clean
+.PHONY: all deps test-deps apt-install build release run test clean
 
 all: build
 
 ## deps: install the system libraries the package links against (PROJ), when missing.
 deps:
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)"
+
+## test-deps: also what the tests run (Chromium for the viewer page), when missing.
+test-deps: deps
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(TEST_APT_PACKAGES)"
+
+apt-install:
 	@missing=""; \
-	for p in $(APT_PACKAGES); do \
+	for p in $(PACKAGES); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,7 +41,7 @@ run: release
 	.build/release/geo-cluster serve --data Data $(RUN_ARGS)
 
 ## test: every test suite; fixtures from ../shared are used when present.
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

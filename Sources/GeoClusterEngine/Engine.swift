@@ -29,6 +29,14 @@ public enum EngineLayer: Sendable {
         }
     }
 
+    /// Wall-clock seconds the layer's index took to build when it was loaded.
+    public var buildSeconds: Double {
+        switch self {
+        case let .radius(layer): layer.buildSeconds
+        case let .live(store): store.layer.buildSeconds
+        }
+    }
+
     public var summary: JSONValue {
         switch self {
         case let .radius(layer): layer.summary

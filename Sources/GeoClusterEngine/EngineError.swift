@@ -55,6 +55,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     /// How a transport should treat the error.
     public enum Category: Sendable {
         case badRequest, notFound, tooLarge
+        /// The request conflicts with what the layer holds (an insert of an id it has).
+        case conflict
         /// The service failed, not the request (PROJ could not start).
         case internalFailure
     }
@@ -65,6 +67,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .core(.unknownCluster, _): .notFound
         case .tooLarge: .tooLarge
         case .unknownID: .notFound
+        case .duplicateID: .conflict
         case .unknownStation: .notFound
         case .unknownNetwork: .notFound
         case .projection(.contextCreationFailed, _): .internalFailure

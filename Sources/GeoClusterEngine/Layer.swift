@@ -16,6 +16,9 @@ public struct Layer: Sendable {
     public let index: RadiusClusterIndex
     /// `[west, south, east, north]` of the points, `nil` for an empty layer.
     public let bounds: [Double]?
+    /// Wall-clock seconds the index took to build (projection and every zoom level),
+    /// after the features were validated.
+    public let buildSeconds: Double
 
     /// Validates every feature (a GeoJSON Feature with Point geometry and valid
     /// coordinates; properties an object or null) and builds the index.
@@ -32,11 +35,13 @@ public struct Layer: Sendable {
             north = max(north, c.latitude)
             coordinates.append(c)
         }
+        let start = ContinuousClock.now
         do {
             self.index = try RadiusClusterIndex(coordinates: coordinates, options: options)
         } catch {
             throw .core(error, field: "options")
         }
+        self.buildSeconds = (ContinuousClock.now - start).inSeconds
         self.name = name
         self.kind = kind
         self.features = features

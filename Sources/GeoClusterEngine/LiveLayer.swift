@@ -19,6 +19,9 @@ public struct LiveLayer: Sendable {
     private var freeSlots: [Int] = []
     /// Incremented by every applied write batch.
     public internal(set) var version = 0
+    /// Wall-clock seconds that inserting the initial records into the index took (0 for
+    /// a layer created empty). Writes after that do not change it.
+    public private(set) var buildSeconds = 0.0
 
     public init(name: String, kind: LayerKind, options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
         self.name = name
@@ -36,9 +39,11 @@ public struct LiveLayer: Sendable {
     public init(name: String, kind: LayerKind, records: [LayerRecord],
                 options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
         try self.init(name: name, kind: kind, options: options)
+        let start = ContinuousClock.now
         for (i, record) in records.enumerated() {
             try insert(record, index: i)
         }
+        buildSeconds = (ContinuousClock.now - start).inSeconds
     }
 
     public var count: Int { index.count }

@@ -18,6 +18,9 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
     case methodNotAllowed(method: HTTPRequest.Method, allowed: [HTTPRequest.Method])
     /// The request body is longer than `limitBytes`.
     case bodyTooLarge(limitBytes: Int)
+    /// A write route's body is not JSON (`code` is the parser's, such as `invalid_json`)
+    /// or not of a shape the route takes (`invalid_body`).
+    case invalidBody(code: String, message: String)
     /// The service cannot answer queries yet (or at all); `reason` says why.
     case notReady(reason: String)
     /// An error raised by the HTTP framework itself, with the status it chose.
@@ -33,11 +36,13 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             case .badRequest: .badRequest
             case .notFound: .notFound
             case .tooLarge: .contentTooLarge
+            case .conflict: .conflict
             case .internalFailure: .internalServerError
             }
         case .routeNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .bodyTooLarge: .contentTooLarge
+        case .invalidBody: .badRequest
         case .notReady: .serviceUnavailable
         case let .framework(status, _): status
         case .internalError: .internalServerError
@@ -51,6 +56,7 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .routeNotFound: "not_found"
         case .methodNotAllowed: "method_not_allowed"
         case .bodyTooLarge: "body_too_large"
+        case let .invalidBody(code, _): code
         case .notReady: "not_ready"
         case .framework: "http_error"
         case .internalError: "internal_error"
@@ -59,8 +65,11 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The request field the error is about, if any.
     public var field: String? {
-        if case let .engine(error) = self { return error.field }
-        return nil
+        switch self {
+        case let .engine(error): error.field
+        case .invalidBody: "body"
+        default: nil
+        }
     }
 
     public var description: String {
@@ -73,6 +82,8 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(method.rawValue) is not allowed here (allowed: \(allowed.map(\.rawValue).joined(separator: ", ")))"
         case let .bodyTooLarge(limitBytes):
             "request body exceeds the limit of \(limitBytes) bytes"
+        case let .invalidBody(_, message):
+            message
         case let .notReady(reason):
             "not ready: \(reason)"
         case let .framework(_, message):

@@ -37,7 +37,7 @@ public enum AllowedOrigins: Sendable, Equatable {
 struct CrossOriginMiddleware<Context: RequestContext>: RouterMiddleware {
     let allowedOrigins: AllowedOrigins
 
-    static var allowedMethods: String { "GET, HEAD, POST, OPTIONS" }
+    static var allowedMethods: String { "GET, HEAD, POST, PUT, DELETE, OPTIONS" }
     /// Request headers a script may set: `Content-Type` for `POST /v1/query`,
     /// `If-None-Match` for revalidation; `Accept` is always allowed.
     static var allowedHeaders: String { "Accept, Content-Type, If-None-Match" }

@@ -16,6 +16,7 @@ typealias Request = Hummingbird.Request
 ///
 /// | route | answer |
 /// |---|---|
+/// | `GET /` | the map viewer page (``ViewerPage``) |
 /// | `GET /v1/layers` | every layer's summary |
 /// | `GET /v1/stats` | totals over all layers |
 /// | `GET /v1/layers/{layer}` | one layer's summary |
@@ -27,6 +28,7 @@ typealias Request = Hummingbird.Request
 /// | `GET /v1/project?from=EPSG:4326&to=EPSG:5179&coordinates=x,y;x,y` | `{"from":…,"to":…,"coordinates":[[x,y],…]}` |
 /// | `GET /v1/layers/{layer}/tiles/{z}/{x}/{y}.mvt` | Mapbox Vector Tile (protobuf) |
 /// | `POST /v1/query` | JSON lines in, JSON lines out (`application/x-ndjson`) |
+/// | `POST`, `PUT`, `DELETE /v1/layers/{layer}/points`, `PUT`, `DELETE …/points/{id}` | writes (`GeoClusterAPI+Writes.swift`) |
 /// | `GET /healthz`, `GET /readyz` | liveness, readiness |
 /// | `GET /metrics` | Prometheus text format |
 ///
@@ -38,7 +40,7 @@ public struct GeoClusterAPI: Sendable {
     public let engine: Engine
     /// Answers the lines of `POST /v1/query`; its line limit applies there too.
     public let lineProtocol: LineProtocol
-    /// Longest accepted body of `POST /v1/query`; a longer one gets 413.
+    /// Longest accepted body of `POST /v1/query` and of the write routes; a longer one gets 413.
     public let maxQueryBodyBytes: Int
 
     /// ETag, Cache-Control and gzip of the query routes' answers.
@@ -64,7 +66,8 @@ public struct GeoClusterAPI: Sendable {
     /// The path of every route, as `/metrics` labels them; `addRoutes` checks (in debug
     /// builds, so in tests) that it registers exactly these.
     static var routePaths: [RouterPath] {
-        ["/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path) + [Endpoint.vectorTile.path]
+        ["/", "/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path)
+            + [Endpoint.vectorTile.path, pointsPath, pointPath]
     }
 
     /// A router holding every route.
@@ -84,6 +87,7 @@ public struct GeoClusterAPI: Sendable {
         router.add(middleware: ErrorMiddleware<Context>())
         var table = RouteTable(router: router)
 
+        table.get("/") { _, _ in ViewerPage.response() }
         table.get("/healthz") { _, _ in JSONResponse(["status": "ok"]) }
         table.get("/readyz") { _, _ in try readiness() }
         table.get("/metrics") { _, _ in
@@ -99,6 +103,13 @@ public struct GeoClusterAPI: Sendable {
         }
         table.post("/v1/query") { request, _ in
             try await answerBatch(request)
+        }
+        let writes: [(RouterPath, HTTPRequest.Method, WriteRoute)] = [
+            (Self.pointsPath, .post, .insert), (Self.pointsPath, .put, .upsert), (Self.pointsPath, .delete, .delete),
+            (Self.pointPath, .put, .upsertOne), (Self.pointPath, .delete, .deleteOne),
+        ]
+        for (path, method, route) in writes {
+            table.on(path, method) { request, context in try await write(route, request: request, context: context) }
         }
         table.rejectOtherMethods()
         assert(Set(table.paths.map(\.description)) == Set(Self.routePaths.map(\.description)),
@@ -151,17 +162,7 @@ public struct GeoClusterAPI: Sendable {
     /// is refused with 413 before any answer is sent), then streams the answers: memory
     /// holds the body and one chunk of output, however large the answers are.
     func answerBatch(_ request: Request) async throws -> Response {
-        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxQueryBodyBytes {
-            throw APIError.bodyTooLarge(limitBytes: maxQueryBodyBytes)
-        }
-        var body: [UInt8] = []
-        for try await chunk in request.body {
-            guard body.count + chunk.readableBytes <= maxQueryBodyBytes else {
-                throw APIError.bodyTooLarge(limitBytes: maxQueryBodyBytes)
-            }
-            body.append(contentsOf: chunk.readableBytesView)
-        }
-        let lines = body
+        let lines = try await readBody(request)
         var headers = HTTPFields()
         headers[.contentType] = ResponseMediaType.ndjson.rawValue
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
@@ -218,8 +219,13 @@ private struct RouteTable<Context: RequestContext> {
 
     mutating func post(_ path: RouterPath,
                        use handler: @escaping @Sendable (Request, Context) async throws -> some ResponseGenerator) {
-        router.post(path, use: handler)
-        record(path, [.post])
+        on(path, .post, use: handler)
+    }
+
+    mutating func on(_ path: RouterPath, _ method: HTTPRequest.Method,
+                     use handler: @escaping @Sendable (Request, Context) async throws -> some ResponseGenerator) {
+        router.on(path, method: method, use: handler)
+        record(path, [method])
     }
 
     /// Every path registered so far.

@@ -12,6 +12,8 @@ enum ResponseMediaType: String, Sendable {
     case mapboxVectorTile = "application/vnd.mapbox-vector-tile"
     /// Prometheus' text exposition format 0.0.4.
     case prometheusText = "text/plain; version=0.0.4; charset=utf-8"
+    /// The map viewer page.
+    case html = "text/html; charset=utf-8"
 }
 
 /// How the answers of the `GET` query routes are sent: with a strong `ETag` (a hash of

@@ -102,6 +102,11 @@ public final class RequestMetrics: Sendable {
         for layer in engine.entries {
             out += "geocluster_layer_points{layer=\"\(Self.escape(layer.name))\"} \(layer.pointCount)\n"
         }
+        out += "# HELP geocluster_layer_build_seconds Seconds the layer's index took to build when it was loaded.\n"
+        out += "# TYPE geocluster_layer_build_seconds gauge\n"
+        for layer in engine.entries {
+            out += "geocluster_layer_build_seconds{layer=\"\(Self.escape(layer.name))\"} \(Self.format(layer.buildSeconds))\n"
+        }
         return out
     }
 

@@ -13,7 +13,8 @@ struct Serve: AsyncParsableCommand {
             /v1/layers/{layer}/clusters?bbox=w,s,e,n&zoom=z, \
             /v1/layers/{layer}/clusters/{id}/children|leaves|expansion-zoom, \
             /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson|.mvt, /healthz, /readyz, /metrics; \
-            POST /v1/query with JSON lines (see docs/PROTOCOL.md and docs/HTTP.md).
+            POST /v1/query with JSON lines; POST, PUT, DELETE /v1/layers/{layer}/points[/{id}] \
+            to write live layers; GET / is a map viewer (see docs/PROTOCOL.md and docs/HTTP.md).
             The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT, GEO_CLUSTER_DATA and \
             GEO_CLUSTER_CORS_ORIGINS stand in for --host, --port, --data and --cors-origins when \
             those are not given.

@@ -32,7 +32,7 @@ struct CrossOriginTests {
             ])
             #expect(preflight.status == .noContent)
             #expect(preflight.headers[.accessControlAllowOrigin] == "*")
-            #expect(preflight.headers[.accessControlAllowMethods] == "GET, HEAD, POST, OPTIONS")
+            #expect(preflight.headers[.accessControlAllowMethods] == "GET, HEAD, POST, PUT, DELETE, OPTIONS")
             #expect(preflight.headers[.accessControlAllowHeaders]?.contains("Content-Type") == true)
             #expect(preflight.headers[.accessControlMaxAge] == "600")
             #expect(preflight.body.readableBytes == 0)
@@ -124,6 +124,19 @@ struct MetricsTests {
                 #expect(lines.contains(expected), "\(expected)")
             }
             #expect(!response.text.contains("/nowhere"), "raw paths are never labels")
+        }
+    }
+
+    @Test func reportsEachLayersBuildTime() async throws {
+        let api = GeoClusterAPI(engine: try Sample.engine())
+        try await Application(router: api.makeRouter()).test(.router) { client in
+            let lines = try await client.get("/metrics").text.split(separator: "\n")
+            #expect(lines.contains("# TYPE geocluster_layer_build_seconds gauge"))
+            for layer in ["stations", "bird sightings"] {
+                let line = try #require(lines.first { $0.hasPrefix(#"geocluster_layer_build_seconds{layer="\#(layer)"} "#) })
+                let value = try #require(Double(line.split(separator: " ").last ?? ""))
+                #expect(value >= 0 && value.isFinite)
+            }
         }
     }
 

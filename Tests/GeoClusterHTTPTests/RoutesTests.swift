@@ -246,7 +246,7 @@ struct RouteErrorTests {
         ("/v1/layers/stations/tiles/x/0/0.geojson", .badRequest, "invalid_field", "z"),
         ("/v1/layers/stations/tiles/0/0/0.pbf", .notFound, "not_found", nil),
         ("/v2/layers", .notFound, "not_found", nil),
-        ("/", .notFound, "not_found", nil),
+        ("/v1", .notFound, "not_found", nil),
     ]
 
     @Test(arguments: cases)
