@@ -34,6 +34,7 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             case .notFound: .notFound
             case .tooLarge: .contentTooLarge
             case .internalFailure: .internalServerError
+            case .unavailable: .serviceUnavailable
             }
         case .routeNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
