@@ -2,7 +2,7 @@
 # Each target installs the system packages it needs when they are missing.
 
 SWIFT ?= swift
-APT_PACKAGES := libproj-dev pkg-config zlib1g-dev
+APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev
 CONFIG ?= debug
 
 .PHONY: all deps build release run test clean

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "GeoCluster", targets: ["GeoCluster"]),
         .library(name: "GeoProjection", targets: ["GeoProjection"]),
         .library(name: "GeoClusterEngine", targets: ["GeoClusterEngine"]),
+        .library(name: "GeoClusterStore", targets: ["GeoClusterStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -46,6 +48,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Durable stores behind live layers: SQLite through GRDB (Debian libsqlite3-dev).
+        .target(
+            name: "GeoClusterStore",
+            dependencies: [
+                "GeoCluster",
+                "GeoClusterEngine",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The HTTP transport: Hummingbird routes that translate HTTP to engine requests and back.
         .target(
             name: "GeoClusterHTTP",
@@ -66,6 +78,7 @@ let package = Package(
             dependencies: [
                 "GeoClusterEngine",
                 "GeoClusterHTTP",
+                "GeoClusterStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -104,6 +117,8 @@ let package = Package(
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
         .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoProjection"],
+                    swiftSettings: strictSettings),
+        .testTarget(name: "GeoClusterStoreTests", dependencies: ["GeoClusterStore", "GeoClusterEngine", "GeoCluster"],
                     swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",

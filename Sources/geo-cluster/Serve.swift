@@ -14,9 +14,9 @@ struct Serve: AsyncParsableCommand {
             /v1/layers/{layer}/clusters/{id}/children|leaves|expansion-zoom, \
             /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson|.mvt, /healthz, /readyz, /metrics; \
             POST /v1/query with JSON lines (see docs/PROTOCOL.md and docs/HTTP.md).
-            The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT, GEO_CLUSTER_DATA and \
-            GEO_CLUSTER_CORS_ORIGINS stand in for --host, --port, --data and --cors-origins when \
-            those are not given.
+            The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT, GEO_CLUSTER_DATA, \
+            GEO_CLUSTER_STORE and GEO_CLUSTER_CORS_ORIGINS stand in for --host, --port, --data, \
+            --store and --cors-origins when those are not given.
             """)
 
     @OptionGroup var layers: LayerSourceOptions
@@ -69,6 +69,7 @@ struct Serve: AsyncParsableCommand {
         let port = try resolvedPort()
         var source = layers
         if source.data == nil { source.data = environment["GEO_CLUSTER_DATA"] }
+        if source.store == nil { source.store = environment["GEO_CLUSTER_STORE"] }
 
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
