@@ -3,16 +3,25 @@
 
 SWIFT ?= swift
 APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev
+# The replica tests start a throwaway PostgreSQL cluster and talk HTTP through curl.
+TEST_APT_PACKAGES := postgresql curl
 CONFIG ?= debug
 
-.PHONY: all deps build release run test clean
+.PHONY: all deps test-deps install-missing build release run test clean
 
 all: build
 
-## deps: install the system libraries the package links against (PROJ), when missing.
+## deps: install the system libraries the package links against (PROJ, SQLite), when missing.
 deps:
+	@$(MAKE) --no-print-directory install-missing PACKAGES="$(APT_PACKAGES)"
+
+## test-deps: also the PostgreSQL server and curl that the replica tests use.
+test-deps: deps
+	@$(MAKE) --no-print-directory install-missing PACKAGES="$(TEST_APT_PACKAGES)"
+
+install-missing:
 	@missing=""; \
-	for p in $(APT_PACKAGES); do \
+	for p in $(PACKAGES); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,7 +41,7 @@ run: release
 	.build/release/geo-cluster serve --data Data $(RUN_ARGS)
 
 ## test: every test suite; fixtures from ../shared are used when present.
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

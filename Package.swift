@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -48,13 +50,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // Durable stores behind live layers: SQLite through GRDB (Debian libsqlite3-dev).
+        // Durable stores behind live layers: SQLite through GRDB (Debian libsqlite3-dev), and
+        // PostgreSQL through postgres-nio for several replicas with a change feed.
         .target(
             name: "GeoClusterStore",
             dependencies: [
                 "GeoCluster",
                 "GeoClusterEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -2,9 +2,12 @@ import GeoClusterEngine
 
 /// Where layers are stored, as `--store` names it (docs/STORAGE.md):
 /// - `sqlite:PATH`: an SQLite file, created when missing;
-/// - `sqlite:` with a data directory: `DIR/geo-cluster.sqlite`.
+/// - `sqlite:` with a data directory: `DIR/geo-cluster.sqlite`;
+/// - `postgres://user[:password]@host[:port]/database`: a PostgreSQL database that
+///   several replicas share.
 public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     case sqlite(path: String)
+    case postgres(url: String)
 
     /// The file name of the SQLite store that `sqlite:` without a path means in a data
     /// directory.
@@ -24,13 +27,18 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
             self = .sqlite(path: dataDirectory + "/" + Self.defaultSQLiteName)
             return
         }
-        throw .invalidField("store", reason: "expected sqlite:PATH or sqlite: (with --data), got \"\(text)\"")
+        if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+            self = .postgres(url: text)
+            return
+        }
+        throw .invalidField("store", reason: "expected sqlite:PATH, sqlite: (with --data) or postgres://user@host:port/database, got \"\(text)\"")
     }
 
     /// The location as `--store` takes it, with the path resolved.
     public var description: String {
         switch self {
         case let .sqlite(path): "sqlite:\(path)"
+        case let .postgres(url): url
         }
     }
 
@@ -38,6 +46,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     public func open() throws(EngineError) -> any LayerJournal {
         switch self {
         case let .sqlite(path): try SQLiteJournal(path: path)
+        case let .postgres(url): try PostgresJournal(url: url)
         }
     }
 }

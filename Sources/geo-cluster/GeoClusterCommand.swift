@@ -21,7 +21,8 @@ struct LayerSourceOptions: ParsableArguments {
     var layerFiles: [String] = []
 
     @Option(help: ArgumentHelp("""
-        Keep live layers' records in a store: sqlite:PATH, or sqlite: for DIR/geo-cluster.sqlite with --data DIR. \
+        Keep live layers' records in a store: sqlite:PATH, sqlite: for DIR/geo-cluster.sqlite with --data DIR, \
+        or postgres://user@host:port/database, shared by several replicas. \
         Writes are committed there before they are acknowledged; at start layers are rebuilt from it, \
         and a layer it does not hold yet is seeded from its file (see docs/STORAGE.md).
         """, valueName: "store"))
@@ -35,6 +36,11 @@ struct LayerSourceOptions: ParsableArguments {
 
     /// Loads every requested layer; any error stops the start-up with its message.
     func makeEngine() throws -> Engine {
+        try makeEngineAndStore().engine
+    }
+
+    /// The engine and the store its live layers write to, if any.
+    func makeEngineAndStore() throws -> (engine: Engine, store: (any LayerJournal)?) {
         var specs: [LayerCatalog.LayerSpec] = []
         if let data {
             specs += try LayerCatalog.specs(directory: data)
@@ -55,7 +61,7 @@ struct LayerSourceOptions: ParsableArguments {
                                                     algorithm: spec.algorithm, options: spec.options))
             }
         }
-        return try Engine(entries: layers, networks: networks)
+        return (try Engine(entries: layers, networks: networks), journal)
     }
 
     static func parse(_ spec: String) throws -> (LayerKind, String, String) {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GeoClusterEngine
 import GeoClusterHTTP
+import GeoClusterStore
 import Logging
 import ServiceLifecycle
 
@@ -79,14 +80,25 @@ struct Serve: AsyncParsableCommand {
         }
         let logger = Logger(label: "geo-cluster")
 
-        let engine = try source.makeEngine()
+        let (engine, store) = try source.makeEngineAndStore()
         if engine.layerCount == 0 {
             logger.warning("no layers loaded (give --data or --layer-file); /readyz will answer 503")
         }
+        // Replicas sharing a PostgreSQL store follow each other's writes (docs/DEPLOY.md).
+        var feed: ChangeFeed?
+        if let postgres = store as? PostgresJournal {
+            let live = engine.entries.compactMap { entry -> LiveLayerStore? in
+                if case let .live(layer) = entry { return layer } else { return nil }
+            }
+            feed = ChangeFeed(journal: postgres, layers: live, logger: logger)
+            feed?.start()
+        }
+        defer { feed?.stop() }
         let origins = AllowedOrigins(parsing: corsOrigins ?? environment["GEO_CLUSTER_CORS_ORIGINS"] ?? "*")
         let api = GeoClusterAPI(engine: engine, maxQueryBodyBytes: maxQueryBodyBytes,
                                 responsePolicy: ResponsePolicy(cacheMaxAgeSeconds: cacheMaxAge),
-                                allowedOrigins: origins)
+                                allowedOrigins: origins,
+                                notReadyReason: { [feed] in feed?.notReadyReason })
         let limits = ServerLimits(idleTimeoutSeconds: idleTimeout > 0 ? idleTimeout : nil,
                                   maxConnections: maxConnections > 0 ? maxConnections : nil)
         let application = api.makeApplication(host: host, port: port, limits: limits, logger: logger)
