@@ -1,3 +1,4 @@
+import Foundation
 import GeoClusterEngine
 
 /// Where layers are stored, as `--store` names it (docs/STORAGE.md):
@@ -34,11 +35,15 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         throw .invalidField("store", reason: "expected sqlite:PATH, sqlite: (with --data) or postgres://user@host:port/database, got \"\(text)\"")
     }
 
-    /// The location as `--store` takes it, with the path resolved.
+    /// The location as `--store` takes it, with the path resolved and a password left out.
     public var description: String {
         switch self {
-        case let .sqlite(path): "sqlite:\(path)"
-        case let .postgres(url): url
+        case let .sqlite(path):
+            return "sqlite:\(path)"
+        case let .postgres(url):
+            guard var parts = URLComponents(string: url), parts.password != nil else { return url }
+            parts.password = nil
+            return parts.string ?? url
         }
     }
 
