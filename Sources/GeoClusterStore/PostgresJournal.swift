@@ -195,8 +195,11 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         guard let kind = LayerKind(rawValue: kindName) else {
             throw EngineError.storageUnavailable(reason: "layer \"\(name)\" has the unknown kind \"\(kindName)\"")
         }
-        var records: [StoredRecord] = []
-        for row in try c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger).wait() {
+        // Rows are parsed as they arrive, on the event loop, instead of being collected
+        // whole first: the parsing overlaps the transfer and the raw rows are not all
+        // held at once.
+        let collected = NIOLockedValueBox<[StoredRecord]>([])
+        _ = try c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger) { row in
             let (idKey, text) = try row.decode((String?, String).self)
             let feature: JSONValue
             do {
@@ -204,7 +207,11 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             } catch {
                 throw EngineError.storageUnavailable(reason: "a stored feature of layer \"\(name)\" is not valid JSON")
             }
-            records.append(StoredRecord(idKey: idKey, feature: feature))
+            collected.withLockedValue { $0.append(StoredRecord(idKey: idKey, feature: feature)) }
+        }.wait()
+        let records = collected.withLockedValue { records in
+            defer { records = [] }
+            return records
         }
         let last = try c.query("SELECT COALESCE(MAX(sequence), 0) FROM changes WHERE layer = \(name)",
                                logger: logger).wait()
