@@ -35,8 +35,17 @@ final class PostgresCluster {
         }
         port = try freePort()
         try run("\(bin)/initdb", ["-D", directory.path + "/data", "-U", "geo", "-A", "trust", "-E", "UTF8", "--no-sync"])
+        try startServer()
+    }
+
+    func startServer() throws {
         try run("\(bin)/pg_ctl", ["-D", directory.path + "/data", "-l", directory.path + "/server.log", "-w", "-o",
                                   "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1", "start"])
+    }
+
+    /// Stops the server, keeping its data, as an outage would.
+    func stopServer() throws {
+        try run("\(bin)/pg_ctl", ["-D", directory.path + "/data", "-m", "fast", "-w", "stop"])
     }
 
     /// The URL of `database` for `--store`.

@@ -158,5 +158,27 @@ struct ReplicaTests {
         for (batch, count) in perBatch { #expect(count == size, "batch \(batch) is half there: \(count) of \(size)") }
         #expect(try Self.eventually(b, within: 2) { $0 == stored.records.count })
         journal.disconnect()
+
+        // While the database is down, B keeps answering queries, is not ready, and refuses
+        // writes with storage_unavailable; once it is back, B catches up and is ready again.
+        try cluster.stopServer()
+        #expect(try Self.waitFor(b, ready: false))
+        #expect(try b.count() == stored.records.count)
+        #expect(try b.query(StoreFixtures.insert(batch: 5_000, size: 1))?["error"]?["code"] == "storage_unavailable")
+        try cluster.startServer()
+        #expect(try Self.waitFor(b, ready: true))
+        #expect(try b.query(StoreFixtures.insert(batch: 5_000, size: 1))?["ok"] == true)
+        #expect(try b.count() == stored.records.count + 1)
+    }
+
+    /// Polls `/readyz` until it is 200 (`ready`) or 503, for at most 20 seconds (the feed
+    /// notices an outage at its next round, within its one-second poll interval).
+    static func waitFor(_ replica: Replica, ready: Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        repeat {
+            if try replica.http("GET", "/readyz").status == (ready ? 200 : 503) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return false
     }
 }
