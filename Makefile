@@ -2,20 +2,22 @@
 # Each target installs the system packages it needs when they are missing.
 
 SWIFT ?= swift
-APT_PACKAGES := libproj-dev pkg-config zlib1g-dev
-# The viewer page's test draws it in headless Chromium.
-TEST_APT_PACKAGES := chromium
+APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev
+# The viewer page's test draws it in headless Chromium; the replica tests start a
+# throwaway PostgreSQL cluster and talk HTTP through curl.
+TEST_APT_PACKAGES := chromium postgresql curl
 CONFIG ?= debug
 
 .PHONY: all deps test-deps apt-install build release run test clean
 
 all: build
 
-## deps: install the system libraries the package links against (PROJ), when missing.
+## deps: install the system libraries the package links against (PROJ, SQLite), when missing.
 deps:
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)"
 
-## test-deps: also what the tests run (Chromium for the viewer page), when missing.
+## test-deps: also what the tests run (Chromium for the viewer page, PostgreSQL and curl
+## for the replica tests), when missing.
 test-deps: deps
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(TEST_APT_PACKAGES)"
 

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "GeoCluster", targets: ["GeoCluster"]),
         .library(name: "GeoProjection", targets: ["GeoProjection"]),
         .library(name: "GeoClusterEngine", targets: ["GeoClusterEngine"]),
+        .library(name: "GeoClusterStore", targets: ["GeoClusterStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -23,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -46,6 +50,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Durable stores behind live layers: SQLite through GRDB (Debian libsqlite3-dev), and
+        // PostgreSQL through postgres-nio for several replicas with a change feed.
+        .target(
+            name: "GeoClusterStore",
+            dependencies: [
+                "GeoCluster",
+                "GeoClusterEngine",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The HTTP transport: Hummingbird routes that translate HTTP to engine requests and back.
         .target(
             name: "GeoClusterHTTP",
@@ -66,6 +85,7 @@ let package = Package(
             dependencies: [
                 "GeoClusterEngine",
                 "GeoClusterHTTP",
+                "GeoClusterStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -106,6 +126,8 @@ let package = Package(
         // Golden/ holds the protocol's request/response files, read from the source tree.
         .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoProjection"],
                     exclude: ["Golden"], swiftSettings: strictSettings),
+        .testTarget(name: "GeoClusterStoreTests", dependencies: ["GeoClusterStore", "GeoClusterEngine", "GeoCluster"],
+                    swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",
             dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -51,6 +51,10 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownStation(layer: String, id: String)
     /// `reachable`: no walking network of that name, or none covering the station.
     case unknownNetwork(field: String, reason: String)
+    /// The durable store could not commit a write (or could not be read): nothing of the
+    /// batch was applied. A fault of the service, not of the request; retrying later may
+    /// succeed.
+    case storageUnavailable(reason: String)
 
     /// How a transport should treat the error.
     public enum Category: Sendable {
@@ -59,6 +63,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case conflict
         /// The service failed, not the request (PROJ could not start).
         case internalFailure
+        /// The service cannot do it now (the store is unreachable); the request may be retried.
+        case unavailable
     }
 
     public var category: Category {
@@ -71,6 +77,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownStation: .notFound
         case .unknownNetwork: .notFound
         case .projection(.contextCreationFailed, _): .internalFailure
+        case .storageUnavailable: .unavailable
         default: .badRequest
         }
     }
@@ -98,6 +105,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notLiveLayer: "not_live_layer"
         case .unknownStation: "unknown_station"
         case .unknownNetwork: "unknown_network"
+        case .storageUnavailable: "storage_unavailable"
         }
     }
 
@@ -146,6 +154,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
             "layer \"\(layer)\" uses the radius algorithm; this operation needs a live layer"
         case let .unknownStation(layer, id): "no station with id \(id) in layer \"\(layer)\""
         case let .unknownNetwork(_, reason): reason
+        case let .storageUnavailable(reason): "the store is unavailable: \(reason)"
         }
     }
 }

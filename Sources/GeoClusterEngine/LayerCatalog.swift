@@ -16,12 +16,42 @@ public enum LayerCatalog {
 
     /// Every layer listed in `directory/layers.json`.
     public static func load(directory: String) throws(EngineError) -> [EngineLayer] {
+        var layers: [EngineLayer] = []
+        for spec in try specs(directory: directory) {
+            layers.append(try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: spec.algorithm,
+                                   options: spec.options))
+        }
+        return layers
+    }
+
+    /// A layer as `layers.json` (or `--layer-file`) describes it, before it is loaded.
+    public struct LayerSpec: Sendable {
+        public var name: String
+        public var kind: LayerKind
+        public var algorithm: Algorithm
+        public var options: RadiusClusterOptions
+        /// The GeoJSON FeatureCollection file of the layer's records. With a store it only
+        /// seeds the layer, and may be absent once the store holds the layer.
+        public var path: String
+
+        public init(name: String, kind: LayerKind, algorithm: Algorithm? = nil,
+                    options: RadiusClusterOptions = RadiusClusterOptions(), path: String) {
+            self.name = name
+            self.kind = kind
+            self.algorithm = algorithm ?? .default(for: kind)
+            self.options = options
+            self.path = path
+        }
+    }
+
+    /// The layers listed in `directory/layers.json`, checked but not loaded.
+    public static func specs(directory: String) throws(EngineError) -> [LayerSpec] {
         let manifestPath = directory + "/" + manifestName
         let manifest = try readJSON(manifestPath)
         guard let entries = manifest["layers"]?.arrayValue else {
             throw .invalidLayerSource(path: manifestPath, reason: "expected {\"layers\": [...]}")
         }
-        var layers: [EngineLayer] = []
+        var specs: [LayerSpec] = []
         for (i, entry) in entries.enumerated() {
             let place = "\(manifestPath), layers[\(i)]"
             guard let name = entry["name"]?.stringValue, !name.isEmpty else {
@@ -37,10 +67,10 @@ public enum LayerCatalog {
             }
             let algorithm = try algorithm(entry["options"], kind: kind, place: place)
             let options = try clusterOptions(entry["options"], place: place)
-            layers.append(try load(file: directory + "/" + file, name: name, kind: kind, algorithm: algorithm,
-                                   options: options))
+            specs.append(LayerSpec(name: name, kind: kind, algorithm: algorithm, options: options,
+                                   path: directory + "/" + file))
         }
-        return layers
+        return specs
     }
 
     /// Every walking network listed under `networks` in `directory/layers.json`, by name:
@@ -94,10 +124,7 @@ public enum LayerCatalog {
     /// the kind's schema; the first bad one fails the load, naming its feature and field.
     public static func load(file path: String, name: String, kind: LayerKind = .points, algorithm: Algorithm? = nil,
                             options: RadiusClusterOptions = RadiusClusterOptions()) throws(EngineError) -> EngineLayer {
-        let collection = try readJSON(path)
-        guard collection["type"] == "FeatureCollection", let features = collection["features"]?.arrayValue else {
-            throw .invalidLayerSource(path: path, reason: "expected a GeoJSON FeatureCollection")
-        }
+        let features = try readFeatures(path)
         switch algorithm ?? .default(for: kind) {
         case .radius:
             return .radius(try Layer(name: name, kind: kind, features: features, options: options))
@@ -110,6 +137,15 @@ public enum LayerCatalog {
             return .live(LiveLayerStore(try LiveLayer(name: name, kind: kind, records: records,
                                                       options: LiveClusterOptions(options))))
         }
+    }
+
+    /// The features of a GeoJSON FeatureCollection file.
+    static func readFeatures(_ path: String) throws(EngineError) -> [JSONValue] {
+        let collection = try readJSON(path)
+        guard collection["type"] == "FeatureCollection", let features = collection["features"]?.arrayValue else {
+            throw .invalidLayerSource(path: path, reason: "expected a GeoJSON FeatureCollection")
+        }
+        return features
     }
 
     static func algorithm(_ value: JSONValue?, kind: LayerKind, place: String) throws(EngineError) -> Algorithm {

@@ -6,17 +6,36 @@ import Synchronization
 /// no lock, then answer from that version however long they take; one writer at a time
 /// applies a batch to a copy and publishes the result, so a reader sees all of a batch
 /// or none of it.
+///
+/// With a ``LayerJournal``, a batch is committed to the store after it is validated and
+/// before it is published: a version that readers can see is always durable, and a batch
+/// the store refuses is not applied at all.
 public final class LiveLayerStore: Sendable {
     final class Version: AtomicReference, Sendable {
         let layer: LiveLayer
-        init(_ layer: LiveLayer) { self.layer = layer }
+        /// The journal sequence of the last entry applied (0 without a journal).
+        let sequence: Int64
+        init(_ layer: LiveLayer, sequence: Int64) {
+            self.layer = layer
+            self.sequence = sequence
+        }
     }
 
     private let current: ManagedAtomic<Version>
     private let writer = Mutex(())
+    /// Where batches are committed before they are published; `nil` keeps them in memory.
+    public let journal: (any LayerJournal)?
 
+    /// A layer whose writes stay in memory.
     public init(_ layer: LiveLayer) {
-        current = ManagedAtomic(Version(layer))
+        current = ManagedAtomic(Version(layer, sequence: 0))
+        journal = nil
+    }
+
+    /// A layer built from `journal` at `sequence`, whose writes are committed there.
+    public init(_ layer: LiveLayer, journal: any LayerJournal, sequence: Int64) {
+        current = ManagedAtomic(Version(layer, sequence: sequence))
+        self.journal = journal
     }
 
     public var name: String { layer.name }
@@ -24,6 +43,9 @@ public final class LiveLayerStore: Sendable {
 
     /// The current version.
     public var layer: LiveLayer { current.load(ordering: .acquiring).layer }
+
+    /// The journal sequence of the current version: the last entry it includes.
+    public var sequence: Int64 { current.load(ordering: .acquiring).sequence }
 
     /// One change of a write batch, as requests carry them.
     public enum Change: Sendable {
@@ -33,21 +55,101 @@ public final class LiveLayerStore: Sendable {
     }
 
     /// Applies a batch atomically: every change, in order, or none when one of them
-    /// fails (the error names it by its position). Returns the new version.
+    /// fails (the error names it by its position). With a journal the batch is committed
+    /// before the new version is published; when the commit fails the error is
+    /// ``EngineError/storageUnavailable(reason:)`` and the layer is unchanged. Returns the
+    /// new version.
     @discardableResult
     public func apply(_ changes: [Change]) throws(EngineError) -> LiveLayer {
         try writer.withLock { _ throws(EngineError) -> LiveLayer in
-            var next = current.load(ordering: .acquiring).layer
-            for (position, change) in changes.enumerated() {
+            let base = current.load(ordering: .acquiring)
+            guard let journal else {
+                var next = try Self.applying(changes, to: base.layer)
+                next.version += 1
+                current.store(Version(next, sequence: 0), ordering: .releasing)
+                return next
+            }
+            var next = base.layer
+            let stored = changes.map { change -> StoredChange in
                 switch change {
-                case let .insert(record): try next.insert(record, index: position)
-                case let .upsert(record): try next.upsert(record, index: position)
-                case let .delete(idKey): try next.delete(idKey: idKey, index: position)
+                case let .insert(record), let .upsert(record): .put(StoredRecord(record))
+                case let .delete(idKey): .delete(idKey: idKey)
                 }
             }
+            let sequence = try journal.commit(layer: name, changes: stored, appliedSequence: base.sequence) {
+                (missed: [JournalEntry]) throws(EngineError) in
+                var caughtUp = base.layer
+                for entry in missed { try replay(entry, into: &caughtUp) }
+                next = try Self.applying(changes, to: caughtUp)
+            }
             next.version += 1
-            current.store(Version(next), ordering: .releasing)
+            current.store(Version(next, sequence: sequence), ordering: .releasing)
             return next
+        }
+    }
+
+    /// Applies entries that other writers committed to the journal (a change feed), in
+    /// order, skipping those the current version already includes, and publishes the
+    /// result once. Returns the sequence now applied.
+    @discardableResult
+    public func replay(_ entries: [JournalEntry]) throws(EngineError) -> Int64 {
+        try writer.withLock { _ throws(EngineError) -> Int64 in
+            let base = current.load(ordering: .acquiring)
+            var next = base.layer
+            var sequence = base.sequence
+            for entry in entries where entry.sequence > sequence {
+                try replay(entry, into: &next)
+                sequence = entry.sequence
+            }
+            if sequence != base.sequence {
+                current.store(Version(next, sequence: sequence), ordering: .releasing)
+            }
+            return sequence
+        }
+    }
+
+    /// One journal entry applied to `layer`: each put as an upsert (the batch was
+    /// validated when it was committed), each delete, or the whole snapshot.
+    private func replay(_ entry: JournalEntry, into layer: inout LiveLayer) throws(EngineError) {
+        switch entry.body {
+        case let .changes(changes):
+            for (position, change) in changes.enumerated() {
+                switch change {
+                case let .put(stored):
+                    let record = try LayerRecord(json: stored.feature, kind: kind, layer: name, index: position)
+                    try layer.upsert(record, index: position)
+                case let .delete(idKey):
+                    try layer.delete(idKey: idKey, index: position)
+                }
+            }
+        case let .snapshot(records):
+            let version = layer.version
+            layer = try LiveLayer(name: name, kind: kind, stored: records, options: layer.index.options)
+            layer.version = version
+        }
+        layer.version += 1
+    }
+
+    private static func applying(_ changes: [Change], to layer: LiveLayer) throws(EngineError) -> LiveLayer {
+        var next = layer
+        for (position, change) in changes.enumerated() {
+            switch change {
+            case let .insert(record): try next.insert(record, index: position)
+            case let .upsert(record): try next.upsert(record, index: position)
+            case let .delete(idKey): try next.delete(idKey: idKey, index: position)
+            }
+        }
+        return next
+    }
+}
+
+extension LiveLayer {
+    /// A layer of stored records, each validated again against the kind's schema.
+    public init(name: String, kind: LayerKind, stored: [StoredRecord],
+                options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
+        try self.init(name: name, kind: kind, options: options)
+        for (position, item) in stored.enumerated() {
+            try insert(try LayerRecord(json: item.feature, kind: kind, layer: name, index: position), index: position)
         }
     }
 }

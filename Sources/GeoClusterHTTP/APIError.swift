@@ -38,6 +38,7 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             case .tooLarge: .contentTooLarge
             case .conflict: .conflict
             case .internalFailure: .internalServerError
+            case .unavailable: .serviceUnavailable
             }
         case .routeNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed

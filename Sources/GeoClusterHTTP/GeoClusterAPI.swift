@@ -50,12 +50,18 @@ public struct GeoClusterAPI: Sendable {
     /// What `/metrics` reports about requests.
     public let metrics: RequestMetrics
 
+    /// Why the service is not ready yet (a replica catching up with its store's change
+    /// feed), or `nil` when it is; `/readyz` answers 503 with that reason.
+    public let notReadyReason: @Sendable () -> String?
+
     public static let defaultMaxQueryBodyBytes = 16 << 20
 
     public init(engine: Engine, maxQueryBodyBytes: Int = defaultMaxQueryBodyBytes,
                 maxLineBytes: Int = LineProtocol.defaultMaxLineBytes,
-                responsePolicy: ResponsePolicy = ResponsePolicy(), allowedOrigins: AllowedOrigins = .any) {
+                responsePolicy: ResponsePolicy = ResponsePolicy(), allowedOrigins: AllowedOrigins = .any,
+                notReadyReason: @escaping @Sendable () -> String? = { nil }) {
         self.engine = engine
+        self.notReadyReason = notReadyReason
         self.lineProtocol = LineProtocol(engine: engine, maxLineBytes: maxLineBytes)
         self.maxQueryBodyBytes = maxQueryBodyBytes
         self.responsePolicy = responsePolicy
@@ -116,10 +122,12 @@ public struct GeoClusterAPI: Sendable {
                "routePaths must list every route, or /metrics counts it as unmatched")
     }
 
-    /// 200 once layers are loaded. The engine is built before the server starts, so an
-    /// engine with no layers is the one case that is not ready.
+    /// 200 once layers are loaded and caught up with the store. The engine is built before
+    /// the server starts, so an engine with no layers, or a replica behind its change feed,
+    /// are the cases that are not ready.
     func readiness() throws(APIError) -> JSONResponse {
         guard engine.layerCount > 0 else { throw .notReady(reason: "no layers are loaded") }
+        if let reason = notReadyReason() { throw .notReady(reason: reason) }
         return JSONResponse(["status": "ready", "layers": .number(Double(engine.layerCount)),
                              "points": .number(Double(pointCount))])
     }

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import ArgumentParser
 import GeoClusterEngine
+import GeoClusterStore
 
 @main
 struct GeoClusterCommand: AsyncParsableCommand {
@@ -24,19 +25,48 @@ struct LayerSourceOptions: ParsableArguments {
                                valueName: "[kind:]name=path"))
     var layerFiles: [String] = []
 
+    @Option(help: ArgumentHelp("""
+        Keep live layers' records in a store: sqlite:PATH, sqlite: for DIR/geo-cluster.sqlite with --data DIR, \
+        or postgres://user@host:port/database, shared by several replicas. \
+        Writes are committed there before they are acknowledged; at start layers are rebuilt from it, \
+        and a layer it does not hold yet is seeded from its file (see docs/STORAGE.md).
+        """, valueName: "store"))
+    var store: String?
+
+    /// Opens the store named by `--store`, if any.
+    func openStore() throws -> (any LayerJournal)? {
+        guard let store else { return nil }
+        return try StoreLocation(parsing: store, dataDirectory: data).open()
+    }
+
     /// Loads every requested layer; any error stops the start-up with its message.
     func makeEngine() throws -> Engine {
-        var layers: [EngineLayer] = []
+        try makeEngineAndStore().engine
+    }
+
+    /// The engine and the store its live layers write to, if any.
+    func makeEngineAndStore() throws -> (engine: Engine, store: (any LayerJournal)?) {
+        var specs: [LayerCatalog.LayerSpec] = []
         if let data {
-            layers += try LayerCatalog.load(directory: data)
+            specs += try LayerCatalog.specs(directory: data)
         }
         // Walking networks listed in the data directory's manifest, for `reachable`.
         let networks = try data.map { directory in try LayerCatalog.loadNetworks(directory: directory) } ?? [:]
         for spec in layerFiles {
             let (kind, name, path) = try Self.parse(spec)
-            layers.append(try LayerCatalog.load(file: path, name: name, kind: kind))
+            specs.append(LayerCatalog.LayerSpec(name: name, kind: kind, path: path))
         }
-        return try Engine(entries: layers, networks: networks)
+        let journal = try openStore()
+        var layers: [EngineLayer] = []
+        for spec in specs {
+            if let journal {
+                layers.append(try LayerCatalog.load(spec, journal: journal))
+            } else {
+                layers.append(try LayerCatalog.load(file: spec.path, name: spec.name, kind: spec.kind,
+                                                    algorithm: spec.algorithm, options: spec.options))
+            }
+        }
+        return (try Engine(entries: layers, networks: networks), journal)
     }
 
     static func parse(_ spec: String) throws -> (LayerKind, String, String) {

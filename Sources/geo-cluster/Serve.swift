@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GeoClusterEngine
 import GeoClusterHTTP
+import GeoClusterStore
 import Logging
 import ServiceLifecycle
 
@@ -15,9 +16,9 @@ struct Serve: AsyncParsableCommand {
             /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson|.mvt, /healthz, /readyz, /metrics; \
             POST /v1/query with JSON lines; POST, PUT, DELETE /v1/layers/{layer}/points[/{id}] \
             to write live layers; GET / is a map viewer (see docs/PROTOCOL.md and docs/HTTP.md).
-            The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT, GEO_CLUSTER_DATA and \
-            GEO_CLUSTER_CORS_ORIGINS stand in for --host, --port, --data and --cors-origins when \
-            those are not given.
+            The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT, GEO_CLUSTER_DATA, \
+            GEO_CLUSTER_STORE and GEO_CLUSTER_CORS_ORIGINS stand in for --host, --port, --data, \
+            --store and --cors-origins when those are not given.
             """)
 
     @OptionGroup var layers: LayerSourceOptions
@@ -70,6 +71,7 @@ struct Serve: AsyncParsableCommand {
         let port = try resolvedPort()
         var source = layers
         if source.data == nil { source.data = environment["GEO_CLUSTER_DATA"] }
+        if source.store == nil { source.store = environment["GEO_CLUSTER_STORE"] }
 
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
@@ -79,14 +81,25 @@ struct Serve: AsyncParsableCommand {
         }
         let logger = Logger(label: "geo-cluster")
 
-        let engine = try source.makeEngine()
+        let (engine, store) = try source.makeEngineAndStore()
         if engine.layerCount == 0 {
             logger.warning("no layers loaded (give --data or --layer-file); /readyz will answer 503")
         }
+        // Replicas sharing a PostgreSQL store follow each other's writes (docs/DEPLOY.md).
+        var feed: ChangeFeed?
+        if let postgres = store as? PostgresJournal {
+            let live = engine.entries.compactMap { entry -> LiveLayerStore? in
+                if case let .live(layer) = entry { return layer } else { return nil }
+            }
+            feed = ChangeFeed(journal: postgres, layers: live, logger: logger)
+            feed?.start()
+        }
+        defer { feed?.stop() }
         let origins = AllowedOrigins(parsing: corsOrigins ?? environment["GEO_CLUSTER_CORS_ORIGINS"] ?? "*")
         let api = GeoClusterAPI(engine: engine, maxQueryBodyBytes: maxQueryBodyBytes,
                                 responsePolicy: ResponsePolicy(cacheMaxAgeSeconds: cacheMaxAge),
-                                allowedOrigins: origins)
+                                allowedOrigins: origins,
+                                notReadyReason: { [feed] in feed?.notReadyReason })
         let limits = ServerLimits(idleTimeoutSeconds: idleTimeout > 0 ? idleTimeout : nil,
                                   maxConnections: maxConnections > 0 ? maxConnections : nil)
         let application = api.makeApplication(host: host, port: port, limits: limits, logger: logger)

@@ -79,7 +79,9 @@ import GeoCluster
 
     /// Every code of ``LineProtocol/errorCodes`` is answered in some golden file, and no
     /// golden file answers a code missing from that list. `context_creation_failed` (PROJ
-    /// could not start) is a fault of the service that no request can cause.
+    /// could not start) is a fault of the service that no request can cause;
+    /// `storage_unavailable` needs a store that fails, which GeoClusterStoreTests close
+    /// under a running engine (the golden engine has no store).
     @Test func everyErrorCodeHasAGoldenAnswer() throws {
         var codes: Set<String> = []
         for name in Self.names {
@@ -87,7 +89,7 @@ import GeoCluster
                 if let code = try JSONValue.parse(line)["error"]?["code"]?.stringValue { codes.insert(code) }
             }
         }
-        #expect(codes == Set(LineProtocol.errorCodes).subtracting(["context_creation_failed"]))
+        #expect(codes == Set(LineProtocol.errorCodes).subtracting(["context_creation_failed", "storage_unavailable"]))
     }
 
     /// The error-code table of docs/PROTOCOL.md lists exactly the codes of the engine.

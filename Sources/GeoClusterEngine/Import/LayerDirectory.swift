@@ -9,8 +9,8 @@ import GeoCluster
 /// Writes layers into a data directory that ``LayerCatalog/load(directory:)`` reads: a
 /// GeoJSON FeatureCollection file per layer, listed in `layers.json`.
 ///
-/// This is where `geo-cluster import` puts its records until a store exists; with a store,
-/// imports will write there instead.
+/// This is where `geo-cluster import` puts its records without a store; with one, the
+/// records go to the store and only `layers.json` is written here (``register(layer:kind:directory:)``).
 public enum LayerDirectory {
     /// Layer names become file names, so they are kept to letters, digits, `_`, `-` and
     /// `.`, not starting with `.`, at most 100 characters.
@@ -37,20 +37,7 @@ public enum LayerDirectory {
     @discardableResult
     public static func write(_ records: [LayerRecord], layer name: String, kind: LayerKind,
                              directory: String) throws(EngineError) -> String {
-        try validateName(name)
-        let manifestPath = directory + "/" + LayerCatalog.manifestName
-        let fileManager = FileManager.default
-        var manifest: JSONValue = ["layers": []]
-        if fileManager.fileExists(atPath: manifestPath) {
-            manifest = try LayerCatalog.readJSON(manifestPath)
-        } else {
-            do {
-                try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw .invalidLayerSource(path: directory, reason: "cannot be created: \(error.localizedDescription)")
-            }
-        }
-        let (updated, file) = try register(layer: name, kind: kind, in: manifest, path: manifestPath)
+        let (manifestPath, updated, file) = try updatedManifest(layer: name, kind: kind, directory: directory)
         let layerPath = directory + "/" + file
 
         var text: [UInt8] = []
@@ -65,10 +52,42 @@ public enum LayerDirectory {
             text += "\n]}\n".utf8
             try append(&text)
         }
-        var manifestText = prettyPrinted(updated)
-        manifestText.append(UInt8(ascii: "\n"))
-        try replaceFile(at: manifestPath) { append throws(EngineError) in try append(&manifestText) }
+        try writeManifest(updated, at: manifestPath)
         return layerPath
+    }
+
+    /// Registers the layer `name` in `directory/layers.json` as ``write(_:layer:kind:directory:)``
+    /// does, without writing a layer file: for imports whose records go to a store.
+    public static func register(layer name: String, kind: LayerKind, directory: String) throws(EngineError) {
+        let (manifestPath, updated, _) = try updatedManifest(layer: name, kind: kind, directory: directory)
+        try writeManifest(updated, at: manifestPath)
+    }
+
+    /// The manifest's path, its content with the layer registered, and the layer's file;
+    /// creates the directory when missing.
+    private static func updatedManifest(layer name: String, kind: LayerKind,
+                                        directory: String) throws(EngineError) -> (String, JSONValue, String) {
+        try validateName(name)
+        let manifestPath = directory + "/" + LayerCatalog.manifestName
+        let fileManager = FileManager.default
+        var manifest: JSONValue = ["layers": []]
+        if fileManager.fileExists(atPath: manifestPath) {
+            manifest = try LayerCatalog.readJSON(manifestPath)
+        } else {
+            do {
+                try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw .invalidLayerSource(path: directory, reason: "cannot be created: \(error.localizedDescription)")
+            }
+        }
+        let (updated, file) = try register(layer: name, kind: kind, in: manifest, path: manifestPath)
+        return (manifestPath, updated, file)
+    }
+
+    private static func writeManifest(_ manifest: JSONValue, at path: String) throws(EngineError) {
+        var manifestText = prettyPrinted(manifest)
+        manifestText.append(UInt8(ascii: "\n"))
+        try replaceFile(at: path) { append throws(EngineError) in try append(&manifestText) }
     }
 
     /// The manifest with the layer's entry added or updated, and the entry's file.

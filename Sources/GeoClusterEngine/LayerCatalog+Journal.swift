@@ -1,0 +1,44 @@
+import GeoCluster
+
+extension LayerCatalog {
+    /// Loads a layer with a store (docs/STORAGE.md): the layer's kind, algorithm and options
+    /// come from `spec`, its records from `journal`.
+    ///
+    /// - A layer the store holds is rebuilt from the store; its file is not read.
+    /// - A live layer the store does not hold yet is seeded from its file, in one
+    ///   transaction, and its writes go to the store from then on.
+    /// - A radius layer (read-only) the store does not hold is loaded from its file and not
+    ///   copied to the store; one written by `import` into the store is built from there.
+    public static func load(_ spec: LayerSpec, journal: any LayerJournal) throws(EngineError) -> EngineLayer {
+        let options = LiveClusterOptions(spec.options)
+        if let stored = try journal.loadLayer(spec.name) {
+            guard stored.kind == spec.kind else {
+                throw .invalidLayerSource(path: spec.name, reason: "the store holds this layer as \(stored.kind.rawValue), "
+                                          + "the layer list says \(spec.kind.rawValue)")
+            }
+            switch spec.algorithm {
+            case .radius:
+                return .radius(try Layer(name: spec.name, kind: spec.kind, features: stored.records.map(\.feature),
+                                         options: spec.options))
+            case .live:
+                let layer = try LiveLayer(name: spec.name, kind: spec.kind, stored: stored.records, options: options)
+                return .live(LiveLayerStore(layer, journal: journal, sequence: stored.sequence))
+            }
+        }
+        if spec.algorithm == .radius {
+            return try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: .radius, options: spec.options)
+        }
+        let features = try readFeatures(spec.path)
+        var records: [LayerRecord] = []
+        records.reserveCapacity(features.count)
+        for (i, feature) in features.enumerated() {
+            records.append(try LayerRecord(json: feature, kind: spec.kind, layer: spec.name, index: i))
+        }
+        let layer = try LiveLayer(name: spec.name, kind: spec.kind, records: records, options: options)
+        guard let sequence = try journal.seedLayer(spec.name, kind: spec.kind, records: records.map(StoredRecord.init)) else {
+            // Another process seeded it between the two calls: take what it stored.
+            return try load(spec, journal: journal)
+        }
+        return .live(LiveLayerStore(layer, journal: journal, sequence: sequence))
+    }
+}

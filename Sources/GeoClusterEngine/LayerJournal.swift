@@ -1,0 +1,153 @@
+import GeoCluster
+
+/// The durable store behind live layers: every write batch is committed to it before the
+/// new version is published, and layers are rebuilt from it at start (docs/STORAGE.md).
+///
+/// Batches get increasing **sequence numbers**, shared by all layers of one store. A layer
+/// remembers the sequence of the last batch it applied; ``entries(layer:after:)`` returns
+/// what other writers (other processes on the same store, replicas on one PostgreSQL)
+/// committed since, in order, so that a process can follow a store it shares.
+///
+/// Implementations live outside the engine (`GeoClusterStore`), so the engine stays free
+/// of database libraries. Every method is synchronous and may block on I/O; errors are
+/// ``EngineError/storageUnavailable(reason:)``.
+public protocol LayerJournal: Sendable {
+    /// The layer as stored, or `nil` when the store has never held it (it is then seeded
+    /// from its file). Records and sequence come from one consistent snapshot.
+    func loadLayer(_ name: String) throws(EngineError) -> StoredLayer?
+
+    /// Stores `records` as the first content of `name`, in one transaction, unless the store
+    /// already holds that layer (another process seeded it first): then nothing is written
+    /// and the result is `nil`. Returns the sequence of the seeding entry.
+    func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64?
+
+    /// Replaces every record of `name` with `records` in one transaction (an import), and
+    /// returns the sequence of the replacing entry.
+    func replaceLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64
+
+    /// Commits one write batch of `layer` in one transaction and returns its sequence.
+    ///
+    /// Writers of the layer are serialised by the store. Inside the transaction, once no
+    /// other writer can commit to the layer, `validate` runs with the entries of the layer
+    /// committed after `appliedSequence` by others (empty when this process is the only
+    /// writer); it brings the caller's layer up to date with them and checks the batch
+    /// against the result. When it throws, nothing is committed and its error is rethrown.
+    /// Returns only once the batch is durable.
+    func commit(layer: String, changes: [StoredChange], appliedSequence: Int64,
+                validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64
+
+    /// The entries of `layer` committed after `sequence`, in order. When a replacement
+    /// (an import) is among them, the answer is one ``JournalEntry/Body/snapshot(_:)``
+    /// entry holding the layer's records at the latest sequence instead.
+    func entries(layer: String, after sequence: Int64) throws(EngineError) -> [JournalEntry]
+}
+
+/// One record as stored: its id key (``LayerRecord/idKey``; `nil` for a record without an
+/// id) and its GeoJSON Feature, from which the record is validated again when read.
+public struct StoredRecord: Sendable, Equatable {
+    public var idKey: String?
+    public var feature: JSONValue
+
+    public init(idKey: String?, feature: JSONValue) {
+        self.idKey = idKey
+        self.feature = feature
+    }
+
+    public init(_ record: LayerRecord) {
+        self.init(idKey: record.idKey.isEmpty ? nil : record.idKey, feature: record.feature)
+    }
+}
+
+/// One change of a stored batch. Inserts and upserts are both stored as `put`: the batch
+/// was validated before it was committed, so replaying an insert as an upsert gives the
+/// same layer.
+public enum StoredChange: Sendable, Equatable {
+    case put(StoredRecord)
+    case delete(idKey: String)
+}
+
+/// The content of one layer in the store.
+public struct StoredLayer: Sendable {
+    public var kind: LayerKind
+    public var records: [StoredRecord]
+    /// The sequence of the layer's last entry (0 when it has none).
+    public var sequence: Int64
+
+    public init(kind: LayerKind, records: [StoredRecord], sequence: Int64) {
+        self.kind = kind
+        self.records = records
+        self.sequence = sequence
+    }
+}
+
+/// One committed entry of a layer, as a follower applies it.
+public struct JournalEntry: Sendable {
+    public enum Body: Sendable {
+        /// A write batch.
+        case changes([StoredChange])
+        /// Every record of the layer as of ``JournalEntry/sequence`` (after an import).
+        case snapshot([StoredRecord])
+    }
+
+    public var sequence: Int64
+    public var layer: String
+    public var body: Body
+
+    public init(sequence: Int64, layer: String, body: Body) {
+        self.sequence = sequence
+        self.layer = layer
+        self.body = body
+    }
+}
+
+extension StoredChange {
+    /// The JSON of a batch's changes as stores keep it in their change tables:
+    /// `[{"put": feature}, {"delete": "idkey"}]`, a put with an id-less record as
+    /// `{"put": feature, "no_id": true}`.
+    public static func encode(_ changes: [StoredChange]) -> String {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(changes.count * 200)
+        for (position, change) in changes.enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            switch change {
+            case let .put(record):
+                bytes += #"{"put":"#.utf8
+                record.feature.encode(into: &bytes)
+                if record.idKey == nil { bytes += #","no_id":true"#.utf8 }
+                bytes.append(UInt8(ascii: "}"))
+            case let .delete(idKey):
+                bytes += #"{"delete":"#.utf8
+                JSONValue.string(idKey).encode(into: &bytes)
+                bytes.append(UInt8(ascii: "}"))
+            }
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Reads what ``encode(_:)`` wrote.
+    public static func decode(_ text: String) throws(EngineError) -> [StoredChange] {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(Array(text.utf8), maxDepth: 64)
+        } catch {
+            throw .storageUnavailable(reason: "a stored change batch is not valid JSON: \(error.description)")
+        }
+        guard let items = value.arrayValue else {
+            throw .storageUnavailable(reason: "a stored change batch is not an array")
+        }
+        var changes: [StoredChange] = []
+        changes.reserveCapacity(items.count)
+        for item in items {
+            if let feature = item["put"] {
+                let idKey = item["no_id"] == true ? nil : feature["id"].flatMap(LayerRecord.idKey(of:))
+                changes.append(.put(StoredRecord(idKey: idKey, feature: feature)))
+            } else if let idKey = item["delete"]?.stringValue {
+                changes.append(.delete(idKey: idKey))
+            } else {
+                throw .storageUnavailable(reason: "a stored change is neither a put nor a delete")
+            }
+        }
+        return changes
+    }
+}

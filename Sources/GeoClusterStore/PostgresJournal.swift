@@ -1,0 +1,348 @@
+import Foundation
+import GeoCluster
+import GeoClusterEngine
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// The shared store of several replicas: one PostgreSQL database (docs/STORAGE.md,
+/// docs/DEPLOY.md). The schema is the SQLite store's, with `changes.sequence` a
+/// `bigserial`; every commit also sends `NOTIFY geo_cluster_changes` so that the other
+/// replicas' ``ChangeFeed`` wakes up.
+///
+/// Writes are linearised per layer: a write transaction first takes the layer's
+/// transaction-scoped advisory lock, then reads the layer's entries that this replica
+/// has not applied, lets the caller apply them and validate its batch against the
+/// result, and only then writes the points and the change row and commits. Sequence
+/// numbers of one layer therefore grow in commit order, which is what lets a follower
+/// read "entries of this layer after s" without missing one that commits late.
+///
+/// Bridging: the engine is synchronous (a write runs under the layer's mutex, a
+/// query never waits), postgres-nio is asynchronous. The journal owns a one-thread NIO
+/// event loop group on which its connection lives, and the calling thread blocks on the
+/// `EventLoopFuture` of each statement (`wait()`). The caller is never one of this
+/// group's threads, so the wait cannot deadlock on the loop that completes it; blocking
+/// an HTTP worker for the few milliseconds of a commit is the price of keeping the
+/// engine free of async code, and it is paid by writes only.
+public final class PostgresJournal: LayerJournal, @unchecked Sendable {
+    /// The `NOTIFY` channel of new entries; the payload is the layer's name.
+    public static let channel = "geo_cluster_changes"
+
+    public let location: String
+    let configuration: PostgresConnection.Configuration
+    let group: MultiThreadedEventLoopGroup
+    let logger: Logger
+    /// Guards ``connection``: one statement sequence (a transaction) at a time.
+    private let lock = NIOLock()
+    private var connection: PostgresConnection?
+    private let connectionIDs = NIOLockedValueBox(0)
+
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) and migrates
+    /// the schema.
+    public init(url: String, logger: Logger = Logger(label: "geo-cluster.postgres")) throws(EngineError) {
+        guard let parsed = URL(string: url), parsed.scheme == "postgres" || parsed.scheme == "postgresql",
+              let host = parsed.host, !host.isEmpty else {
+            throw .invalidField("store", reason: "expected postgres://user[:password]@host[:port]/database, got \"\(url)\"")
+        }
+        let database = parsed.path.hasPrefix("/") ? String(parsed.path.dropFirst()) : parsed.path
+        configuration = PostgresConnection.Configuration(
+            host: host, port: parsed.port ?? 5432, username: parsed.user ?? "postgres", password: parsed.password,
+            database: database.isEmpty ? nil : database, tls: .disable)
+        location = "postgres://\(parsed.user.map { $0 + "@" } ?? "")\(host):\(parsed.port ?? 5432)/\(database)"
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.logger = logger
+        try migrate()
+    }
+
+    deinit {
+        try? connection?.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    /// Closes the connection; the next call opens a new one.
+    public func disconnect() {
+        lock.withLock {
+            try? connection?.close().wait()
+            connection = nil
+        }
+    }
+
+    /// A new connection on the journal's event loop, for a ``ChangeFeed``'s `LISTEN`.
+    func connect() throws -> PostgresConnection {
+        let id = connectionIDs.withLockedValue { value in
+            value += 1
+            return value
+        }
+        return try PostgresConnection.connect(on: group.next(), configuration: configuration, id: id,
+                                              logger: logger).wait()
+    }
+
+    // MARK: Schema
+
+    /// Versioned migrations, applied once each under an advisory lock so that replicas
+    /// starting together do not race; `geo_cluster_migrations` lists those applied.
+    static let migrations: [(version: Int, statements: [String])] = [
+        (1, [
+            "CREATE TABLE layers (name text PRIMARY KEY, kind text NOT NULL)",
+            "CREATE TABLE points (layer text NOT NULL REFERENCES layers(name), id_key text, feature text NOT NULL)",
+            "CREATE UNIQUE INDEX points_by_id ON points (layer, id_key)",
+            """
+            CREATE TABLE changes (sequence bigserial PRIMARY KEY, layer text NOT NULL REFERENCES layers(name),
+                type text NOT NULL CHECK (type IN ('batch', 'replace')), body text,
+                committed_at timestamptz NOT NULL DEFAULT now())
+            """,
+            "CREATE INDEX changes_by_layer ON changes (layer, sequence)",
+        ]),
+    ]
+
+    private func migrate() throws(EngineError) {
+        try transaction { c in
+            _ = try run("SELECT pg_advisory_xact_lock(7402410)", on: c)
+            _ = try run("""
+                CREATE TABLE IF NOT EXISTS geo_cluster_migrations (version integer PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now())
+                """, on: c)
+            var applied: Set<Int> = []
+            for row in try run("SELECT version FROM geo_cluster_migrations", on: c) {
+                applied.insert(try row.decode(Int.self))
+            }
+            for migration in Self.migrations where !applied.contains(migration.version) {
+                for statement in migration.statements { _ = try run(statement, on: c) }
+                _ = try c.query("INSERT INTO geo_cluster_migrations (version) VALUES (\(migration.version))",
+                                logger: logger).wait()
+            }
+        }
+    }
+
+    // MARK: LayerJournal
+
+    public func loadLayer(_ name: String) throws(EngineError) -> StoredLayer? {
+        try transaction(readOnly: true) { c in try layer(name, on: c) }
+    }
+
+    public func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64? {
+        try transaction { c -> Int64? in
+            try lockLayer(name, on: c)
+            let existing = try c.query("SELECT kind FROM layers WHERE name = \(name)", logger: logger).wait()
+            guard existing.rows.isEmpty else { return nil }
+            return try replace(name, kind: kind, records: records, on: c)
+        }
+    }
+
+    public func replaceLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64 {
+        try transaction { c -> Int64 in
+            try lockLayer(name, on: c)
+            return try replace(name, kind: kind, records: records, on: c)
+        }
+    }
+
+    public func commit(layer: String, changes: [StoredChange], appliedSequence: Int64,
+                       validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
+        try transaction { c -> Int64 in
+            try lockLayer(layer, on: c)
+            try validate(try entries(layer, after: appliedSequence, on: c))
+            // The batch's net effect per id: its last put or delete (a batch may upsert
+            // an id twice, which one INSERT … ON CONFLICT cannot).
+            var last: [String: Int] = [:]
+            var anonymous: [String] = []
+            for (position, change) in changes.enumerated() {
+                switch change {
+                case let .put(record):
+                    if let key = record.idKey { last[key] = position } else { anonymous.append(record.feature.jsonString) }
+                case let .delete(idKey): last[idKey] = position
+                }
+            }
+            var deleted: [String] = [], putKeys: [String] = [], putFeatures: [String] = []
+            for (key, position) in last {
+                if case let .put(record) = changes[position] {
+                    putKeys.append(key)
+                    putFeatures.append(record.feature.jsonString)
+                } else {
+                    deleted.append(key)
+                }
+            }
+            if !deleted.isEmpty {
+                _ = try c.query("DELETE FROM points WHERE layer = \(layer) AND id_key = ANY(\(deleted))",
+                                logger: logger).wait()
+            }
+            try insert(layer, keys: putKeys, features: putFeatures, upsert: true, on: c)
+            try insert(layer, features: anonymous, on: c)
+            let body = StoredChange.encode(changes)
+            let rows = try c.query("""
+                INSERT INTO changes (layer, type, body) VALUES (\(layer), 'batch', \(body)) RETURNING sequence
+                """, logger: logger).wait()
+            _ = try c.query("SELECT pg_notify(\(Self.channel), \(layer))", logger: logger).wait()
+            return try Self.sequence(rows)
+        }
+    }
+
+    public func entries(layer: String, after sequence: Int64) throws(EngineError) -> [JournalEntry] {
+        try transaction(readOnly: true) { c in try entries(layer, after: sequence, on: c) }
+    }
+
+    // MARK: Statements
+
+    private func lockLayer(_ name: String, on c: PostgresConnection) throws {
+        _ = try c.query("SELECT pg_advisory_xact_lock(hashtext(\(name)))", logger: logger).wait()
+    }
+
+    private func layer(_ name: String, on c: PostgresConnection) throws -> StoredLayer? {
+        let kinds = try c.query("SELECT kind FROM layers WHERE name = \(name)", logger: logger).wait()
+        guard let row = kinds.rows.first else { return nil }
+        let kindName = try row.decode(String.self)
+        guard let kind = LayerKind(rawValue: kindName) else {
+            throw EngineError.storageUnavailable(reason: "layer \"\(name)\" has the unknown kind \"\(kindName)\"")
+        }
+        // Rows are parsed as they arrive, on the event loop, instead of being collected
+        // whole first: the parsing overlaps the transfer and the raw rows are not all
+        // held at once.
+        let collected = NIOLockedValueBox<[StoredRecord]>([])
+        _ = try c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger) { row in
+            let (idKey, text) = try row.decode((String?, String).self)
+            let feature: JSONValue
+            do {
+                feature = try JSONValue.parse(Array(text.utf8), maxDepth: 64)
+            } catch {
+                throw EngineError.storageUnavailable(reason: "a stored feature of layer \"\(name)\" is not valid JSON")
+            }
+            collected.withLockedValue { $0.append(StoredRecord(idKey: idKey, feature: feature)) }
+        }.wait()
+        let records = collected.withLockedValue { records in
+            defer { records = [] }
+            return records
+        }
+        let last = try c.query("SELECT COALESCE(MAX(sequence), 0) FROM changes WHERE layer = \(name)",
+                               logger: logger).wait()
+        return StoredLayer(kind: kind, records: records, sequence: try Self.sequence(last))
+    }
+
+    private func entries(_ layer: String, after sequence: Int64, on c: PostgresConnection) throws -> [JournalEntry] {
+        var entries: [JournalEntry] = []
+        let rows = try c.query("""
+            SELECT sequence, type, body FROM changes WHERE layer = \(layer) AND sequence > \(sequence) ORDER BY sequence
+            """, logger: logger).wait()
+        for row in rows {
+            let (number, type, body) = try row.decode((Int64, String, String?).self)
+            guard type == "batch", let body else {
+                // An import replaced the layer: its rows in this snapshot are the state.
+                guard let stored = try self.layer(layer, on: c) else { return [] }
+                return [JournalEntry(sequence: stored.sequence, layer: layer, body: .snapshot(stored.records))]
+            }
+            entries.append(JournalEntry(sequence: number, layer: layer, body: .changes(try StoredChange.decode(body))))
+        }
+        return entries
+    }
+
+    private func replace(_ name: String, kind: LayerKind, records: [StoredRecord],
+                         on c: PostgresConnection) throws -> Int64 {
+        _ = try c.query("""
+            INSERT INTO layers (name, kind) VALUES (\(name), \(kind.rawValue))
+            ON CONFLICT (name) DO UPDATE SET kind = excluded.kind
+            """, logger: logger).wait()
+        _ = try c.query("DELETE FROM points WHERE layer = \(name)", logger: logger).wait()
+        var keys: [String] = [], features: [String] = [], anonymous: [String] = []
+        for record in records {
+            if let key = record.idKey {
+                keys.append(key)
+                features.append(record.feature.jsonString)
+            } else {
+                anonymous.append(record.feature.jsonString)
+            }
+        }
+        try insert(name, keys: keys, features: features, upsert: false, on: c)
+        try insert(name, features: anonymous, on: c)
+        let rows = try c.query("INSERT INTO changes (layer, type) VALUES (\(name), 'replace') RETURNING sequence",
+                               logger: logger).wait()
+        _ = try c.query("SELECT pg_notify(\(Self.channel), \(name))", logger: logger).wait()
+        return try Self.sequence(rows)
+    }
+
+    /// Inserts keyed points in chunks of 10,000 rows, each one statement over arrays.
+    private func insert(_ layer: String, keys: [String], features: [String], upsert: Bool,
+                        on c: PostgresConnection) throws {
+        let chunk = 10_000
+        for start in stride(from: 0, to: keys.count, by: chunk) {
+            let end = min(start + chunk, keys.count)
+            let someKeys = Array(keys[start..<end]), someFeatures = Array(features[start..<end])
+            if upsert {
+                _ = try c.query("""
+                    INSERT INTO points (layer, id_key, feature)
+                    SELECT \(layer), k, f FROM unnest(\(someKeys)::text[], \(someFeatures)::text[]) AS t(k, f)
+                    ON CONFLICT (layer, id_key) DO UPDATE SET feature = excluded.feature
+                    """, logger: logger).wait()
+            } else {
+                _ = try c.query("""
+                    INSERT INTO points (layer, id_key, feature)
+                    SELECT \(layer), k, f FROM unnest(\(someKeys)::text[], \(someFeatures)::text[]) AS t(k, f)
+                    """, logger: logger).wait()
+            }
+        }
+    }
+
+    /// Inserts points without an id.
+    private func insert(_ layer: String, features: [String], on c: PostgresConnection) throws {
+        for start in stride(from: 0, to: features.count, by: 10_000) {
+            let some = Array(features[start..<min(start + 10_000, features.count)])
+            _ = try c.query("""
+                INSERT INTO points (layer, id_key, feature) SELECT \(layer), NULL, f FROM unnest(\(some)::text[]) AS t(f)
+                """, logger: logger).wait()
+        }
+    }
+
+    private static func sequence(_ result: PostgresQueryResult) throws -> Int64 {
+        guard let row = result.rows.first else {
+            throw EngineError.storageUnavailable(reason: "a statement returned no sequence")
+        }
+        return try row.decode(Int64.self)
+    }
+
+    // MARK: Transactions and errors
+
+    private func run(_ sql: String, on c: PostgresConnection) throws -> PostgresQueryResult {
+        try c.query(PostgresQuery(unsafeSQL: sql), logger: logger).wait()
+    }
+
+    /// Runs `body` in one transaction on the journal's connection (opened when needed),
+    /// committing when it returns and rolling back when it throws. A connection that
+    /// failed is dropped, and the next call opens a new one.
+    private func transaction<T>(readOnly: Bool = false,
+                                _ body: (PostgresConnection) throws -> T) throws(EngineError) -> T {
+        do {
+            return try lock.withLock { () throws -> T in
+                let c: PostgresConnection
+                if let open = connection, !open.isClosed {
+                    c = open
+                } else {
+                    c = try connect()
+                    connection = c
+                }
+                do {
+                    _ = try run(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN", on: c)
+                    let result = try body(c)
+                    _ = try run("COMMIT", on: c)
+                    return result
+                } catch {
+                    if (try? run("ROLLBACK", on: c)) == nil {
+                        try? c.close().wait()
+                        connection = nil
+                    }
+                    throw error
+                }
+            }
+        } catch let error as EngineError {
+            throw error
+        } catch {
+            throw .storageUnavailable(reason: "\(location): \(Self.describe(error))")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import GeoCluster
+import GeoClusterEngine
+import GRDB
+
+/// The embedded store: one SQLite file through GRDB, in WAL mode (docs/STORAGE.md).
+///
+/// Each write batch is one `BEGIN IMMEDIATE` transaction that upserts and deletes rows of
+/// `points` and adds one row to `changes`, whose `sequence` numbers the batch. With
+/// `synchronous = FULL` a commit is on disk when it returns, so an acknowledged write
+/// survives `kill -9` and a power cut. Several processes may open the same file (an
+/// import next to a running server): the immediate transaction serialises their writes
+/// and ``entries(layer:after:)`` lets each catch up with the others'.
+public final class SQLiteJournal: LayerJournal {
+    private let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating when missing) the store at `path` and migrates its schema.
+    public init(path: String) throws(EngineError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        // Another process holding the write lock (an import) makes writers wait, not fail.
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// Closes the database; every later call fails with `storage_unavailable`.
+    public func close() throws(EngineError) {
+        do {
+            try pool.close()
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// The schema, one migration per version; GRDB records which ones ran in
+    /// `grdb_migrations`.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: layers, points, changes") { db in
+            try db.execute(sql: """
+                CREATE TABLE layers (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL
+                );
+                CREATE TABLE points (
+                    layer TEXT NOT NULL REFERENCES layers(name),
+                    id_key TEXT,
+                    feature TEXT NOT NULL
+                );
+                CREATE UNIQUE INDEX points_by_id ON points(layer, id_key);
+                CREATE TABLE changes (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    layer TEXT NOT NULL REFERENCES layers(name),
+                    type TEXT NOT NULL CHECK (type IN ('batch', 'replace')),
+                    body TEXT,
+                    committed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                );
+                CREATE INDEX changes_by_layer ON changes(layer, sequence);
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: LayerJournal
+
+    public func loadLayer(_ name: String) throws(EngineError) -> StoredLayer? {
+        try run { () throws -> StoredLayer? in
+            try pool.read { db in try Self.layer(name, in: db) }
+        }
+    }
+
+    public func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64? {
+        try write { db -> Int64? in
+            guard try String.fetchOne(db, sql: "SELECT kind FROM layers WHERE name = ?", arguments: [name]) == nil else {
+                return nil
+            }
+            return try Self.replace(name, kind: kind, records: records, in: db)
+        }
+    }
+
+    public func replaceLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64 {
+        try write { db -> Int64 in try Self.replace(name, kind: kind, records: records, in: db) }
+    }
+
+    public func commit(layer: String, changes: [StoredChange], appliedSequence: Int64,
+                       validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
+        try write { db -> Int64 in
+            try validate(try Self.entries(layer, after: appliedSequence, in: db))
+            let put = try db.cachedStatement(sql: """
+                INSERT INTO points (layer, id_key, feature) VALUES (?, ?, ?)
+                ON CONFLICT (layer, id_key) DO UPDATE SET feature = excluded.feature
+                """)
+            let delete = try db.cachedStatement(sql: "DELETE FROM points WHERE layer = ? AND id_key = ?")
+            for change in changes {
+                switch change {
+                case let .put(record): try put.execute(arguments: [layer, record.idKey, record.feature.jsonString])
+                case let .delete(idKey): try delete.execute(arguments: [layer, idKey])
+                }
+            }
+            try db.execute(sql: "INSERT INTO changes (layer, type, body) VALUES (?, 'batch', ?)",
+                           arguments: [layer, StoredChange.encode(changes)])
+            return db.lastInsertedRowID
+        }
+    }
+
+    public func entries(layer: String, after sequence: Int64) throws(EngineError) -> [JournalEntry] {
+        try run { () throws -> [JournalEntry] in
+            try pool.read { db in try Self.entries(layer, after: sequence, in: db) }
+        }
+    }
+
+    // MARK: Statements
+
+    static func layer(_ name: String, in db: Database) throws -> StoredLayer? {
+        guard let kindName = try String.fetchOne(db, sql: "SELECT kind FROM layers WHERE name = ?", arguments: [name])
+        else { return nil }
+        guard let kind = LayerKind(rawValue: kindName) else {
+            throw EngineError.storageUnavailable(reason: "layer \"\(name)\" has the unknown kind \"\(kindName)\"")
+        }
+        var records: [StoredRecord] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT id_key, feature FROM points WHERE layer = ?", arguments: [name])
+        while let row = try rows.next() {
+            let text: String = row[1]
+            let feature: JSONValue
+            do {
+                feature = try JSONValue.parse(Array(text.utf8), maxDepth: 64)
+            } catch {
+                throw EngineError.storageUnavailable(reason: "a stored feature of layer \"\(name)\" is not valid JSON")
+            }
+            records.append(StoredRecord(idKey: row[0], feature: feature))
+        }
+        let sequence = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM changes WHERE layer = ?",
+                                          arguments: [name]) ?? 0
+        return StoredLayer(kind: kind, records: records, sequence: sequence)
+    }
+
+    static func entries(_ layer: String, after sequence: Int64, in db: Database) throws -> [JournalEntry] {
+        var entries: [JournalEntry] = []
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT sequence, type, body FROM changes WHERE layer = ? AND sequence > ? ORDER BY sequence
+            """, arguments: [layer, sequence])
+        while let row = try rows.next() {
+            let type: String = row[1]
+            guard type == "batch", let body: String = row[2] else {
+                // An import replaced the layer: its current rows are the state to take.
+                guard let stored = try Self.layer(layer, in: db) else { return [] }
+                return [JournalEntry(sequence: stored.sequence, layer: layer, body: .snapshot(stored.records))]
+            }
+            entries.append(JournalEntry(sequence: row[0], layer: layer, body: .changes(try StoredChange.decode(body))))
+        }
+        return entries
+    }
+
+    static func replace(_ name: String, kind: LayerKind, records: [StoredRecord], in db: Database) throws -> Int64 {
+        try db.execute(sql: """
+            INSERT INTO layers (name, kind) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET kind = excluded.kind
+            """, arguments: [name, kind.rawValue])
+        try db.execute(sql: "DELETE FROM points WHERE layer = ?", arguments: [name])
+        let insert = try db.cachedStatement(sql: "INSERT INTO points (layer, id_key, feature) VALUES (?, ?, ?)")
+        for record in records {
+            try insert.execute(arguments: [name, record.idKey, record.feature.jsonString])
+        }
+        try db.execute(sql: "INSERT INTO changes (layer, type) VALUES (?, 'replace')", arguments: [name])
+        return db.lastInsertedRowID
+    }
+
+    // MARK: Errors
+
+    /// Runs `body` in one immediate transaction, committed when it returns.
+    private func write<T>(_ body: (Database) throws -> T) throws(EngineError) -> T {
+        try run { () throws -> T in
+            try pool.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                guard let result else { throw EngineError.storageUnavailable(reason: "a transaction gave no result") }
+                return result
+            }
+        }
+    }
+
+    private func run<T>(_ body: () throws -> T) throws(EngineError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// Engine errors (a rejected batch) pass through; database errors become
+    /// `storage_unavailable`.
+    static func storeError(_ error: any Error, path: String) -> EngineError {
+        if let error = error as? EngineError { return error }
+        if let error = error as? DatabaseError {
+            return .storageUnavailable(reason: "\(path): \(error.message ?? "SQLite error \(error.resultCode.rawValue)")")
+        }
+        return .storageUnavailable(reason: "\(path): \(error)")
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+import GeoCluster
+import GeoClusterEngine
+import GeoClusterStore
+
+/// Several `geo-cluster serve` replicas on one PostgreSQL database, as docs/DEPLOY.md
+/// describes: writes through one are seen by the others, a restarted replica misses
+/// nothing, and a replica killed mid-stream loses no acknowledged write.
+@Suite(.serialized)
+struct ReplicaTests {
+    /// A running `geo-cluster serve` replica. Its state is set once at start; a thread
+    /// that sends a request only reads the port.
+    final class Replica: @unchecked Sendable {
+        let process: Process
+        let port: Int
+
+        init(store: String, seed: URL) throws {
+            let executable: URL = try #require(CrashTests.executable, "geo-cluster executable not found next to the tests")
+            port = try freePort()
+            process = Process()
+            process.executableURL = executable
+            process.arguments = ["serve", "--store", store, "--layer-file", "sightings:birds=\(seed.path)",
+                                 "--port", "\(port)", "--log-level", "error"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// Waits until `/readyz` answers 200.
+        func waitUntilReady(seconds: Double = 30) throws {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if try http("GET", "/readyz").status == 200 { return }
+                guard process.isRunning else { throw ClusterError("the replica exited with \(process.terminationStatus)") }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            throw ClusterError("the replica on port \(port) did not become ready")
+        }
+
+        /// Points in `birds`, from `GET /v1/layers/birds`.
+        func count() throws -> Int? {
+            let (status, body) = try http("GET", "/v1/layers/birds")
+            guard status == 200 else { return nil }
+            return try JSONValue.parse(Array(body.utf8))["count"]?.intValue
+        }
+
+        /// Sends one JSON line to `POST /v1/query` and returns its answer line.
+        func query(_ line: JSONValue) throws -> JSONValue? {
+            let (status, body) = try http("POST", "/v1/query", body: line.jsonString + "\n")
+            guard status == 200, let first = body.split(separator: "\n").first else { return nil }
+            return try JSONValue.parse(Array(first.utf8))
+        }
+
+        func http(_ method: String, _ path: String, body: String? = nil) throws -> (status: Int, body: String) {
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            curl.arguments = ["-s", "-m", "10", "-X", method, "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]
+                + (body == nil ? [] : ["--data-binary", "@-"])
+            let input = Pipe(), output = Pipe()
+            curl.standardInput = input
+            curl.standardOutput = output
+            curl.standardError = FileHandle.nullDevice
+            try curl.run()
+            if let body { try? input.fileHandleForWriting.write(contentsOf: Data(body.utf8)) }
+            try? input.fileHandleForWriting.close()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            curl.waitUntilExit()
+            guard let newline = text.lastIndex(of: "\n") else { return (0, "") }
+            return (Int(text[text.index(after: newline)...]) ?? 0, String(text[..<newline]))
+        }
+
+        func stop(signal: Int32 = SIGTERM) {
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Polls `replica` until `condition` holds on its count, for at most `seconds`.
+    static func eventually(_ replica: Replica, within seconds: Double, _ condition: (Int) -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            if let count = try replica.count(), condition(count) { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        } while Date() < deadline
+        return false
+    }
+
+    @Test func replicasOnOneDatabaseShareEveryAcknowledgedWrite() throws {
+        if let reason = PostgresCluster.unavailableReason {
+            print("skipped: \(reason)")
+            return
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
+            print("skipped: curl not found")
+            return
+        }
+        signal(SIGPIPE, SIG_IGN)
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        try cluster.createDatabase("replicas")
+        let store = cluster.url("replicas")
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory, count: 2)
+
+        let a = try Replica(store: store, seed: seed)
+        defer { a.stop(signal: SIGKILL) }
+        try a.waitUntilReady()
+        var b = try Replica(store: store, seed: seed)
+        defer { b.stop() }
+        try b.waitUntilReady()
+        #expect(try b.count() == 2)
+
+        // A write through A is visible on B within 2 seconds.
+        let answer = try #require(try a.query(StoreFixtures.insert(batch: 0, size: 10, id: 0)))
+        #expect(answer["ok"] == true, "\(answer.jsonString)")
+        #expect(try a.count() == 12)
+        #expect(try Self.eventually(b, within: 2) { $0 == 12 })
+        // And a write through B on A, validated against A's write (a duplicate id is refused).
+        #expect(try b.query(StoreFixtures.insert(batch: 0, size: 1))?["error"]?["code"] == "duplicate_id")
+        #expect(try b.query(["op": "delete", "layer": "birds", "ids": ["b0-0"]])?["ok"] == true)
+        #expect(try Self.eventually(a, within: 2) { $0 == 11 })
+
+        // B stopped while A takes writes, then restarted, misses nothing.
+        b.stop()
+        for batch in 1...3 {
+            #expect(try a.query(StoreFixtures.insert(batch: batch, size: 10))?["ok"] == true)
+        }
+        b = try Replica(store: store, seed: seed)
+        try b.waitUntilReady()
+        #expect(try b.count() == 41)
+
+        // A killed with SIGKILL while batches stream in loses no acknowledged write, and
+        // leaves no batch half written.
+        let size = 20
+        var acknowledged: [Int] = []
+        let first = 100
+        for batch in first..<(first + 1_000) {
+            if acknowledged.count == 15 {
+                // Kill while the next batch is in flight.
+                let inFlight = Thread { [a] in _ = try? a.query(StoreFixtures.insert(batch: batch, size: size)) }
+                inFlight.start()
+                Thread.sleep(forTimeInterval: 0.002)
+                a.stop(signal: SIGKILL)
+                break
+            }
+            if try a.query(StoreFixtures.insert(batch: batch, size: size))?["ok"] == true { acknowledged.append(batch) }
+        }
+        let journal = try PostgresJournal(url: store)
+        let stored = try #require(try journal.loadLayer("birds"))
+        var perBatch: [Int: Int] = [:]
+        for record in stored.records {
+            guard let key = record.idKey, key.hasPrefix("b"), let dash = key.firstIndex(of: "-"),
+                  let batch = Int(key[key.index(after: key.startIndex)..<dash]), batch >= first else { continue }
+            perBatch[batch, default: 0] += 1
+        }
+        for batch in acknowledged { #expect(perBatch[batch] == size, "acknowledged batch \(batch) lost records") }
+        for (batch, count) in perBatch { #expect(count == size, "batch \(batch) is half there: \(count) of \(size)") }
+        #expect(try Self.eventually(b, within: 2) { $0 == stored.records.count })
+        journal.disconnect()
+
+        // While the database is down, B keeps answering queries, is not ready, and refuses
+        // writes with storage_unavailable; once it is back, B catches up and is ready again.
+        try cluster.stopServer()
+        #expect(try Self.waitFor(b, ready: false))
+        #expect(try b.count() == stored.records.count)
+        #expect(try b.query(StoreFixtures.insert(batch: 5_000, size: 1))?["error"]?["code"] == "storage_unavailable")
+        try cluster.startServer()
+        #expect(try Self.waitFor(b, ready: true))
+        #expect(try b.query(StoreFixtures.insert(batch: 5_000, size: 1))?["ok"] == true)
+        #expect(try b.count() == stored.records.count + 1)
+    }
+
+    /// Polls `/readyz` until it is 200 (`ready`) or 503, for at most 20 seconds (the feed
+    /// notices an outage at its next round, within its one-second poll interval).
+    static func waitFor(_ replica: Replica, ready: Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        repeat {
+            if try replica.http("GET", "/readyz").status == (ready ? 200 : 503) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return false
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+import Testing
+import GeoCluster
+import GeoClusterEngine
+import GeoClusterStore
+
+@Suite struct SQLiteJournalTests {
+    @Test func aRestartKeepsInsertsUpsertsAndDeletes() throws {
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory)
+        let path = directory.appendingPathComponent("store.sqlite").path
+        do {
+            let (engine, journal) = try StoreFixtures.engine(store: path, seed: seed)
+            _ = try engine.handle(StoreFixtures.insert(batch: 0, size: 5)).get()
+            _ = try engine.handle(["op": "upsert", "layer": "birds",
+                                   "records": [StoreFixtures.sighting("b0-1", 0, count: 7)]]).get()
+            _ = try engine.handle(["op": "delete", "layer": "birds", "ids": ["b0-2", "seed-0"]]).get()
+            // A rejected batch (its second record is a duplicate) leaves nothing behind.
+            let rejected = engine.handle(["op": "insert", "layer": "birds",
+                                          "records": [StoreFixtures.sighting("new", 1), StoreFixtures.sighting("b0-3", 2)]])
+            #expect(rejected.failureCode == "duplicate_id")
+            #expect(try engine.liveLayer(named: "birds").count == 6)
+            try journal.close()
+        }
+        // The seed file is not read again: the store holds the layer now.
+        try FileManager.default.removeItem(at: seed)
+        let (engine, journal) = try StoreFixtures.engine(store: path, seed: seed)
+        defer { try? journal.close() }
+        let layer = try engine.liveLayer(named: "birds")
+        #expect(layer.count == 6)
+        #expect(layer.record(idKey: "b0-2") == nil)
+        #expect(layer.record(idKey: "seed-0") == nil)
+        #expect(layer.record(idKey: "new") == nil)
+        #expect(layer.record(idKey: "seed-1") != nil)
+        guard case let .sighting(_, count, _)? = layer.record(idKey: "b0-1")?.fields else {
+            Issue.record("b0-1 is missing after the restart")
+            return
+        }
+        #expect(count == 7)
+        // Writes go on from where they were.
+        _ = try engine.handle(StoreFixtures.insert(batch: 1, size: 2)).get()
+        #expect(try engine.liveLayer(named: "birds").count == 8)
+    }
+
+    @Test func readersSeeOnlyWholeBatchesWhileWritesAreCommitted() throws {
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory, count: 0)
+        let (engine, journal) = try StoreFixtures.engine(store: directory.appendingPathComponent("s.sqlite").path,
+                                                         seed: seed)
+        defer { try? journal.close() }
+        let batches = 100, size = 10
+        let done = Atomic(false)
+        let partial = Atomic(0), observed = Atomic(0)
+        let readers = (0..<2).map { _ in
+            Thread {
+                while !done.load(ordering: .acquiring) {
+                    guard let layer = try? engine.liveLayer(named: "birds") else { continue }
+                    let whole = layer.count / size
+                    let complete = layer.count % size == 0
+                        && (whole == 0 || layer.record(idKey: "b\(whole - 1)-\(size - 1)") != nil)
+                        && layer.record(idKey: "b\(whole)-0") == nil
+                    if !complete { partial.add(1, ordering: .relaxed) }
+                    observed.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        readers.forEach { $0.start() }
+        for batch in 0..<batches {
+            _ = try engine.handle(StoreFixtures.insert(batch: batch, size: size)).get()
+        }
+        done.store(true, ordering: .releasing)
+        while readers.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(partial.load(ordering: .relaxed) == 0)
+        #expect(observed.load(ordering: .relaxed) > 0)
+        #expect(try journal.loadLayer("birds")?.records.count == batches * size)
+    }
+
+    @Test func aFailingStoreRejectsTheWriteAndLeavesTheLayerUnchanged() throws {
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory)
+        let (engine, journal) = try StoreFixtures.engine(store: directory.appendingPathComponent("s.sqlite").path,
+                                                         seed: seed)
+        _ = try engine.handle(StoreFixtures.insert(batch: 0, size: 4)).get()
+        let before = try engine.liveLayer(named: "birds")
+        try journal.close()
+
+        let result = engine.handle(StoreFixtures.insert(batch: 1, size: 4))
+        #expect(result.failureCode == "storage_unavailable")
+        if case let .failure(error) = result { #expect(error.category == .unavailable) }
+        let after = try engine.liveLayer(named: "birds")
+        #expect(after.count == before.count)
+        #expect(after.version == before.version)
+        #expect(after.record(idKey: "b1-0") == nil)
+        // Queries are still answered from memory.
+        let clusters = try engine.handle(["op": "clusters", "layer": "birds", "bbox": [120, 30, 135, 40], "zoom": 3]).get()
+        #expect(clusters["features"]?.arrayValue?.isEmpty == false)
+    }
+
+    @Test func aReadOnlyStoreFileGivesTheSameError() throws {
+        guard getuid() != 0 else {
+            print("skipped: file permissions do not bind root")
+            return
+        }
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory)
+        let path = directory.appendingPathComponent("s.sqlite").path
+        try StoreFixtures.engine(store: path, seed: seed).1.close()
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: directory.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+        let result = Result { () throws(EngineError) in
+            let (engine, _) = try StoreFixtures.engineTyped(store: path, seed: seed)
+            _ = try engine.handle(StoreFixtures.insert(batch: 0, size: 1)).get()
+        }
+        #expect(result.failureCode == "storage_unavailable")
+    }
+
+    @Test func changesAfterASequenceComeInOrder() throws {
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory)
+        let journal = try SQLiteJournal(path: directory.appendingPathComponent("s.sqlite").path)
+        defer { try? journal.close() }
+        let spec = LayerCatalog.LayerSpec(name: "birds", kind: .sightings, path: seed.path)
+        guard case let .live(writer) = try LayerCatalog.load(spec, journal: journal),
+              case let .live(follower) = try LayerCatalog.load(spec, journal: journal) else {
+            Issue.record("birds is not a live layer")
+            return
+        }
+        let record = try LayerRecord(json: StoreFixtures.sighting("x", 1), kind: .sightings, layer: "birds", index: 0)
+        try writer.apply([.insert(record)])
+        try writer.apply([.delete(idKey: "seed-1")])
+        let entries = try journal.entries(layer: "birds", after: follower.sequence)
+        #expect(entries.map(\.sequence) == [writer.sequence - 1, writer.sequence])
+        try follower.replay(entries)
+        #expect(follower.layer.count == writer.layer.count)
+        #expect(follower.layer.record(idKey: "x") != nil)
+        #expect(follower.layer.record(idKey: "seed-1") == nil)
+        // A write through the follower validates against the writer's later entries:
+        // it deletes a record only the writer has applied so far.
+        let later = try LayerRecord(json: StoreFixtures.sighting("y", 2), kind: .sightings, layer: "birds", index: 0)
+        try writer.apply([.insert(later)])
+        try follower.apply([.delete(idKey: "y")])
+        #expect(follower.layer.record(idKey: "y") == nil)
+        #expect(try journal.loadLayer("birds")?.records.compactMap(\.idKey).sorted() == ["seed-0", "seed-2", "x"])
+    }
+}
+
+extension StoreFixtures {
+    static func engineTyped(store path: String, seed: URL) throws(EngineError) -> (Engine, SQLiteJournal) {
+        let journal = try SQLiteJournal(path: path)
+        let spec = LayerCatalog.LayerSpec(name: "birds", kind: .sightings, path: seed.path)
+        return (try Engine(entries: [try LayerCatalog.load(spec, journal: journal)]), journal)
+    }
+}
+
+extension Result where Failure == EngineError {
+    var failureCode: String? {
+        if case let .failure(error) = self { return error.code }
+        return nil
+    }
+}

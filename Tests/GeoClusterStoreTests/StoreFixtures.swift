@@ -1,0 +1,47 @@
+import Foundation
+import GeoCluster
+import GeoClusterEngine
+import GeoClusterStore
+
+/// Temporary stores, layer files and write requests for the store tests.
+enum StoreFixtures {
+    /// A fresh temporary directory.
+    static func directory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// A flat sightings record with id `id`, spread over Korea by `n`.
+    static func sighting(_ id: String, _ n: Int, count: Int = 1) -> JSONValue {
+        .object(["id": .string(id), "lon": .number(126.0 + Double(n % 300) * 0.01),
+                 "lat": .number(35.0 + Double(n / 300 % 300) * 0.01), "species": "Egretta alba",
+                 "count": .number(Double(count)), "observed_at": "2025-05-01T06:30:00+09:00"])
+    }
+
+    /// A sightings layer file of `count` records `seed-0`…, in `directory`.
+    static func seedFile(in directory: URL, count: Int = 3) throws -> URL {
+        let features = try (0..<count).map { i in
+            try LayerRecord(json: sighting("seed-\(i)", i), kind: .sightings, layer: "birds", index: i).feature
+        }
+        let file = directory.appendingPathComponent("birds.geojson")
+        try GeoJSON.featureCollection(features).jsonString.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// An engine with the layer `birds` (sightings) on the store at `path`, seeded from `seed`.
+    static func engine(store path: String, seed: URL) throws -> (Engine, SQLiteJournal) {
+        let journal = try SQLiteJournal(path: path)
+        let spec = LayerCatalog.LayerSpec(name: "birds", kind: .sightings, path: seed.path)
+        let engine = try Engine(entries: [try LayerCatalog.load(spec, journal: journal)])
+        return (engine, journal)
+    }
+
+    /// An insert request of batch `batch`: records `b<batch>-0`… .
+    static func insert(batch: Int, size: Int, id: Int? = nil) -> JSONValue {
+        var request: JSONObject = ["op": "insert", "layer": "birds",
+                                   "records": .array((0..<size).map { sighting("b\(batch)-\($0)", batch * size + $0) })]
+        if let id { request["id"] = .number(Double(id)) }
+        return .object(request)
+    }
+}
