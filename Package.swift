@@ -121,16 +121,20 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // What the test targets share: running the built executable as a subprocess.
+        .target(name: "GeoClusterTestSupport", path: "Tests/GeoClusterTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
         // Golden/ holds the protocol's request/response files, read from the source tree.
-        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoProjection"],
+        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoProjection", "GeoClusterTestSupport"],
                     exclude: ["Golden"], swiftSettings: strictSettings),
-        .testTarget(name: "GeoClusterStoreTests", dependencies: ["GeoClusterStore", "GeoClusterEngine", "GeoCluster"],
+        .testTarget(name: "GeoClusterStoreTests", dependencies: ["GeoClusterStore", "GeoClusterEngine", "GeoCluster",
+                                                                 "GeoClusterTestSupport"],
                     swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",
-            dependencies: ["GeoClusterHTTP", .product(name: "HummingbirdTesting", package: "hummingbird"),
+            dependencies: ["GeoClusterHTTP", "GeoClusterTestSupport",
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "CompressNIO", package: "compress-nio")],
             swiftSettings: strictSettings
         ),

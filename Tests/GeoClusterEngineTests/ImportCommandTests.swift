@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterTestSupport
 @testable import GeoClusterEngine
 
 /// Runs `geo-cluster import` as a user would, then loads what it wrote.
@@ -12,21 +13,8 @@ struct ImportCommandTests {
         return directory
     }
 
-    /// Runs the executable to its end: (status, stdout, stderr).
     private func run(_ arguments: [String]) throws -> (Int32, String, String) {
-        let executable: URL = try #require(QueryCommandTests.executable, "geo-cluster executable not found next to the tests")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+        try GeoClusterExecutable.run(arguments)
     }
 
     @Test func importsACSVInEPSG5186ThatServeAndQueryCanLoad() throws {

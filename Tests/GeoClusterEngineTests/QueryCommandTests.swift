@@ -1,20 +1,11 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterTestSupport
 
 /// Runs the built `geo-cluster` executable as a batch job would: through pipes.
 @Suite(.serialized)
 struct QueryCommandTests {
-    /// The executable sits next to the test bundle in the build directory.
-    static let executable: URL? = {
-        var candidates: [URL] = []
-        if let bundle = Bundle.main.executableURL { candidates.append(bundle.deletingLastPathComponent()) }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        for bundle in Bundle.allBundles { candidates.append(bundle.bundleURL.deletingLastPathComponent()) }
-        return candidates.map { $0.appendingPathComponent("geo-cluster") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
     /// A layer file in a fresh temporary directory.
     static func layerFile() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-\(UUID().uuidString)")
@@ -25,15 +16,8 @@ struct QueryCommandTests {
     }
 
     private func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe, Pipe) {
-        let executable: URL = try #require(Self.executable, "geo-cluster executable not found next to the tests")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
+        let process = try GeoClusterExecutable.start(arguments, stdin: stdin, stdout: stdout, stderr: stderr)
         return (process, stdin, stdout, stderr)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCluster
+import GeoClusterTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,16 +10,6 @@ import Glibc
 /// process exits with status 0.
 @Suite(.serialized)
 struct GracefulShutdownTests {
-    /// The executable sits next to the test bundle in the build directory.
-    static let executable: URL? = {
-        var candidates: [URL] = []
-        if let bundle = Bundle.main.executableURL { candidates.append(bundle.deletingLastPathComponent()) }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        for bundle in Bundle.allBundles { candidates.append(bundle.bundleURL.deletingLastPathComponent()) }
-        return candidates.map { $0.appendingPathComponent("geo-cluster") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
     /// A layer of `count` points on a grid over Korea, in a fresh temporary directory.
     static func gridLayerFile(count: Int) throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-\(UUID().uuidString)")
@@ -49,16 +40,11 @@ struct GracefulShutdownTests {
     }
 
     @Test func sigtermFinishesTheAnswerInProgress() throws {
-        let executable = try #require(Self.executable, "geo-cluster executable not found next to the tests")
         let file = try Self.gridLayerFile(count: 20_000)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--layer-file", "grid=\(file.path)", "--port", "0", "--log-level", "debug"]
         let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try GeoClusterExecutable.start(["serve", "--layer-file", "grid=\(file.path)", "--port", "0",
+                                                      "--log-level", "debug"], stderr: stderr)
         defer { if process.isRunning { process.terminate() } }
         var pending: [UInt8] = []
         let listening = try Self.waitForLine(containing: "listening on http://127.0.0.1:", in: stderr.fileHandleForReading,

@@ -4,32 +4,15 @@ import Testing
 import GeoCluster
 import GeoClusterEngine
 import GeoClusterStore
+import GeoClusterTestSupport
 
 /// Runs the built `geo-cluster query --store sqlite:…` as a subprocess, kills it with
 /// SIGKILL while batches stream in, and checks the store afterwards.
 @Suite(.serialized)
 struct CrashTests {
-    /// The executable sits next to the test bundle in the build directory.
-    static let executable: URL? = {
-        var candidates: [URL] = []
-        if let bundle = Bundle.main.executableURL { candidates.append(bundle.deletingLastPathComponent()) }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        for bundle in Bundle.allBundles { candidates.append(bundle.bundleURL.deletingLastPathComponent()) }
-        return candidates.map { $0.appendingPathComponent("geo-cluster") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
     static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
-        let executable: URL = try #require(Self.executable, "geo-cluster executable not found next to the tests")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return (process, stdin, stdout)
+        return (try GeoClusterExecutable.start(arguments, stdin: stdin, stdout: stdout), stdin, stdout)
     }
 
     @Test func everyAcknowledgedBatchSurvivesSIGKILLAndNoBatchIsHalfThere() throws {

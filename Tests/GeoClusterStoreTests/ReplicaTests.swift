@@ -3,6 +3,7 @@ import Testing
 import GeoCluster
 import GeoClusterEngine
 import GeoClusterStore
+import GeoClusterTestSupport
 
 /// Several `geo-cluster serve` replicas on one PostgreSQL database, as docs/DEPLOY.md
 /// describes: writes through one are seen by the others, a restarted replica misses
@@ -16,15 +17,9 @@ struct ReplicaTests {
         let port: Int
 
         init(store: String, seed: URL) throws {
-            let executable: URL = try #require(CrashTests.executable, "geo-cluster executable not found next to the tests")
             port = try freePort()
-            process = Process()
-            process.executableURL = executable
-            process.arguments = ["serve", "--store", store, "--layer-file", "sightings:birds=\(seed.path)",
-                                 "--port", "\(port)", "--log-level", "error"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            process = try GeoClusterExecutable.start(["serve", "--store", store, "--layer-file", "sightings:birds=\(seed.path)",
+                                                      "--port", "\(port)", "--log-level", "error"])
         }
 
         /// Waits until `/readyz` answers 200.
