@@ -37,7 +37,7 @@ extension JSONValue {
 
     /// Escapes `"`, `\` and the control characters below 0x20; `/`, DEL and non-ASCII
     /// pass through unchanged, as in `JSON.stringify`.
-    static func encodeString(_ string: String, into buffer: inout [UInt8]) {
+    public static func encodeString(_ string: String, into buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
         let utf8 = string.utf8
         if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
@@ -76,7 +76,7 @@ extension JSONValue {
     /// its shortest round-trip digits from `Double.description` and lays them out by
     /// JavaScript's rules: plain notation for decimal exponents from -7 to 20, otherwise
     /// `d.ddde+N` / `d.ddde-N`.
-    static func encodeNumber(_ value: Double, into buffer: inout [UInt8]) {
+    public static func encodeNumber(_ value: Double, into buffer: inout [UInt8]) {
         guard value.isFinite else {
             buffer.append(contentsOf: "null".utf8)
             return
@@ -90,7 +90,7 @@ extension JSONValue {
         encodeShortest(value.magnitude, into: &buffer)
     }
 
-    private static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
+    public static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
         if value < 0 { buffer.append(UInt8(ascii: "-")) }
         var remaining = value.magnitude
         let start = buffer.count
@@ -103,7 +103,7 @@ extension JSONValue {
 
     /// Re-lays out Swift's shortest digits of a positive finite `value`.
     ///
-    /// `description` writes forms like "0.1", "9007199254740992.0", "1.2345678901234568e+20"
+    /// `description` (here `write(to:)`, the same text) writes forms like "0.1", "9007199254740992.0", "1.2345678901234568e+20"
     /// or "1e-07". With the significant digits d1…dk and the decimal exponent n such that
     /// the value is 0.d1…dk × 10^n, JavaScript writes (ECMA-262 Number::toString, step 6-10):
     /// - k ≤ n ≤ 21: the digits then n−k zeros;
@@ -121,28 +121,32 @@ extension JSONValue {
         var inExponent = false
 
         // One pass: copy significant digits to the buffer, note where the point was.
-        for byte in value.description.utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                if inExponent {
-                    exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
-                } else {
-                    if !pointSeen { digitsBeforePoint += 1 }
-                    if byte == UInt8(ascii: "0") && buffer.count == start {
-                        leadingZeros += 1
+        var text = ShortestDigits()
+        value.write(to: &text)
+        text.withBytes { text in
+            for byte in text {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    if inExponent {
+                        exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
                     } else {
-                        buffer.append(byte)
-                        trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
+                        if !pointSeen { digitsBeforePoint += 1 }
+                        if byte == UInt8(ascii: "0") && buffer.count == start {
+                            leadingZeros += 1
+                        } else {
+                            buffer.append(byte)
+                            trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
+                        }
                     }
+                case UInt8(ascii: "."):
+                    pointSeen = true
+                case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                    inExponent = true
+                case UInt8(ascii: "-"):
+                    exponentNegative = true
+                default:
+                    break  // "+" of the exponent
                 }
-            case UInt8(ascii: "."):
-                pointSeen = true
-            case UInt8(ascii: "e"), UInt8(ascii: "E"):
-                inExponent = true
-            case UInt8(ascii: "-"):
-                exponentNegative = true
-            default:
-                break  // "+" of the exponent
             }
         }
         buffer.removeLast(trailingZeros)
@@ -162,6 +166,38 @@ extension JSONValue {
             buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
             encodeInteger(Int64((n - 1).magnitude), into: &buffer)
         }
+    }
+}
+
+/// The text `Double.write(to:)` produces, kept on the stack.
+///
+/// `description` would build a `String` for every number, and the description of most
+/// coordinates ("127.02758312225342") is longer than the 15 bytes a `String` holds without
+/// allocating. `write(to:)` hands its ASCII text to `_writeASCII`, a public requirement of
+/// `TextOutputStream` that the standard library's numeric types call, so nothing is
+/// allocated; `write(_:)` takes any other text the same way.
+private struct ShortestDigits: TextOutputStream {
+    /// 32 bytes; the longest description of a `Double` ("-2.2250738585072014e-308") has 24.
+    private var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    private var count = 0
+
+    mutating func write(_ string: String) {
+        for byte in string.utf8 { append(byte) }
+    }
+
+    mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
+        for byte in buffer { append(byte) }
+    }
+
+    private mutating func append(_ byte: UInt8) {
+        guard count < MemoryLayout.size(ofValue: storage) else { return }
+        withUnsafeMutableBytes(of: &storage) { $0[count] = byte }
+        count += 1
+    }
+
+    /// Calls `body` with the text written so far.
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        withUnsafeBytes(of: storage) { body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
     }
 }
 
