@@ -43,6 +43,50 @@ extension ClusterFeature {
     }
 }
 
+extension ClusterFeature {
+    /// The names of supercluster's cluster properties, in the order they are written.
+    static let clusterPropertyNames = ["cluster", "cluster_id", "point_count", "point_count_abbreviated"]
+
+    /// Appends the JSON text of ``geoJSON(extraClusterProperties:point:)``'s value without
+    /// building the value: the same bytes, for answers of hundreds of features whose
+    /// trees would cost more to allocate than the query itself. `point` appends the text
+    /// of a single point for its input index.
+    public func encodeGeoJSON(into buffer: inout [UInt8], extraClusterProperties: JSONObject = JSONObject(),
+                              point: (_ index: Int, _ buffer: inout [UInt8]) -> Void) {
+        switch kind {
+        case let .point(index):
+            point(index, &buffer)
+        case let .cluster(id, count):
+            if Self.clusterPropertyNames.contains(where: { extraClusterProperties[$0] != nil }) {
+                // An extra property named like one of supercluster's keeps its own
+                // position in the object; the tree gets that order right.
+                geoJSON(extraClusterProperties: extraClusterProperties) { _ in .null }.encode(into: &buffer)
+                return
+            }
+            buffer.append(contentsOf: #"{"type":"Feature","id":"#.utf8)
+            JSONValue.encodeNumber(Double(id), into: &buffer)
+            buffer.append(contentsOf: #","properties":{"#.utf8)
+            for (key, value) in extraClusterProperties {
+                JSONValue.encodeString(key, into: &buffer)
+                buffer.append(UInt8(ascii: ":"))
+                value.encode(into: &buffer)
+                buffer.append(UInt8(ascii: ","))
+            }
+            buffer.append(contentsOf: #""cluster":true,"cluster_id":"#.utf8)
+            JSONValue.encodeNumber(Double(id), into: &buffer)
+            buffer.append(contentsOf: #","point_count":"#.utf8)
+            JSONValue.encodeNumber(Double(count), into: &buffer)
+            buffer.append(contentsOf: #","point_count_abbreviated":"#.utf8)
+            Self.abbreviatedCount(count).encode(into: &buffer)
+            buffer.append(contentsOf: #"},"geometry":{"type":"Point","coordinates":["#.utf8)
+            JSONValue.encodeNumber(coordinate.longitude, into: &buffer)
+            buffer.append(UInt8(ascii: ","))
+            JSONValue.encodeNumber(coordinate.latitude, into: &buffer)
+            buffer.append(contentsOf: "]}}".utf8)
+        }
+    }
+}
+
 extension TileFeature {
     /// This feature in geojson-vt's tile form (`type` 1 = point, pixel `geometry`,
     /// `tags`), as supercluster's `getTile` returns it. `tags` and `id` are used for
@@ -84,6 +128,18 @@ public enum GeoJSON {
         geometry["type"] = "Point"
         geometry["coordinates"] = .array([.number(coordinate.longitude), .number(coordinate.latitude)])
         return .object(geometry)
+    }
+
+    /// Appends the text of ``featureCollection(_:)`` for `count` features, each appended
+    /// by `feature` for its position.
+    public static func encodeFeatureCollection(count: Int, into buffer: inout [UInt8],
+                                               feature: (_ position: Int, _ buffer: inout [UInt8]) -> Void) {
+        buffer.append(contentsOf: #"{"type":"FeatureCollection","features":["#.utf8)
+        for position in 0..<count {
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            feature(position, &buffer)
+        }
+        buffer.append(contentsOf: "]}".utf8)
     }
 
     /// `{"type":"FeatureCollection","features":[…]}`.

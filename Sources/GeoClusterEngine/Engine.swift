@@ -154,6 +154,25 @@ public final class Engine: Sendable {
         case let .reachable(query):
             return try reachable(query)
 
+        case .clusters, .children, .leaves, .expansionZoom, .tile:
+            return try layerAnswer(request).value
+        }
+    }
+
+    /// Appends the answer to `request` as JSON text: the bytes of `execute(request)`'s
+    /// value, but cluster answers are written feature by feature, without building their
+    /// JSON trees first (which costs more than the query for hundreds of features).
+    public func encode(_ request: Request, into output: inout [UInt8]) throws(EngineError) {
+        switch request {
+        case .clusters, .children, .leaves, .expansionZoom, .tile:
+            try layerAnswer(request).encode(into: &output)
+        case .layers, .stats, .write, .project, .nearby, .reachable:
+            try execute(request).encode(into: &output)
+        }
+    }
+
+    private func layerAnswer(_ request: Request) throws(EngineError) -> LayerAnswer {
+        switch request {
         case let .clusters(name, _, _, filter), let .children(name, _, filter), let .leaves(name, _, _, _, filter),
              let .expansionZoom(name, _, filter), let .tile(name, _, filter):
             switch try entry(named: name) {
@@ -165,37 +184,41 @@ public final class Engine: Sendable {
             case let .live(store):
                 return try answer(request, live: store.layer, filter: filter)
             }
+        case .layers, .stats, .write, .project, .nearby, .reachable:
+            preconditionFailure("not a layer query")
         }
     }
 
     // MARK: Radius layers
 
-    private func answer(_ request: Request, radius layer: Layer) throws(EngineError) -> JSONValue {
+    private func answer(_ request: Request, radius layer: Layer) throws(EngineError) -> LayerAnswer {
         switch request {
         case let .clusters(_, bbox, zoom, _):
             let features = try core(field: "zoom") { () throws(GeoClusterError) in
                 try layer.index.clusters(in: bbox, zoom: zoom)
             }
-            return try featureCollection(features, in: layer)
+            try checkSize(features.count)
+            return .radiusFeatures(features, layer)
 
         case let .children(_, clusterID, _):
             let features = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try layer.index.children(of: clusterID)
             }
-            return try featureCollection(features, in: layer)
+            try checkSize(features.count)
+            return .radiusFeatures(features, layer)
 
         case let .leaves(_, clusterID, limit, offset, _):
             let page = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try layer.index.leaves(of: clusterID, limit: limit, offset: offset)
             }
-            return leavesCollection(page.pointIndices.map { layer.features[$0] }, total: page.total,
-                                    limit: limit, offset: offset)
+            return .value(leavesCollection(page.pointIndices.map { layer.features[$0] }, total: page.total,
+                                           limit: limit, offset: offset))
 
         case let .expansionZoom(_, clusterID, _):
             let zoom = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try layer.index.expansionZoom(of: clusterID)
             }
-            return .object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))])
+            return .value(.object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))]))
 
         case let .tile(_, address, _):
             let features = try core(field: "z") { () throws(GeoClusterError) in try layer.index.tile(address) }
@@ -205,7 +228,7 @@ public final class Engine: Sendable {
                 let source = layer.features.isEmpty ? JSONValue.null : layer.features[pointIndex]
                 return feature.geoJSONVT(pointTags: source["properties"] ?? .null, pointID: source["id"])
             }
-            return tileObject(address, extent: layer.index.options.extent, features: rendered)
+            return .value(tileObject(address, extent: layer.index.options.extent, features: rendered))
 
         case .layers, .stats, .write, .project, .nearby, .reachable:
             preconditionFailure("not a layer query")
@@ -214,7 +237,7 @@ public final class Engine: Sendable {
 
     // MARK: Live layers
 
-    private func answer(_ request: Request, live layer: LiveLayer, filter: LayerFilter) throws(EngineError) -> JSONValue {
+    private func answer(_ request: Request, live layer: LiveLayer, filter: LayerFilter) throws(EngineError) -> LayerAnswer {
         let liveFilter = try layer.liveFilter(filter)
         let index = layer.index
         switch request {
@@ -223,27 +246,27 @@ public final class Engine: Sendable {
                 try index.clusters(in: bbox, zoom: zoom, filter: liveFilter)
             }
             try checkSize(answer.features.count)
-            return GeoJSON.featureCollection(layer.geoJSON(answer))
+            return .liveFeatures(answer, layer)
 
         case let .children(_, clusterID, _):
             let answer = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try index.children(of: clusterID, filter: liveFilter)
             }
             try checkSize(answer.features.count)
-            return GeoJSON.featureCollection(layer.geoJSON(answer))
+            return .liveFeatures(answer, layer)
 
         case let .leaves(_, clusterID, limit, offset, _):
             let page = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try index.leaves(of: clusterID, limit: limit, offset: offset, filter: liveFilter)
             }
-            return leavesCollection(page.pointIndices.map { layer.pointFeature(slot: $0) }, total: page.total,
-                                    limit: limit, offset: offset)
+            return .value(leavesCollection(page.pointIndices.map { layer.pointFeature(slot: $0) }, total: page.total,
+                                           limit: limit, offset: offset))
 
         case let .expansionZoom(_, clusterID, _):
             let zoom = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try index.expansionZoom(of: clusterID, filter: liveFilter)
             }
-            return .object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))])
+            return .value(.object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))]))
 
         case let .tile(_, address, _):
             let tile = try core(field: "z") { () throws(GeoClusterError) in try index.tile(address, filter: liveFilter) }
@@ -254,7 +277,7 @@ public final class Engine: Sendable {
                 return feature.geoJSONVT(extraClusterProperties: extra, pointTags: source["properties"] ?? .null,
                                          pointID: source["id"])
             }
-            return tileObject(address, extent: index.options.extent, features: rendered)
+            return .value(tileObject(address, extent: index.options.extent, features: rendered))
 
         case .layers, .stats, .write, .project, .nearby, .reachable:
             preconditionFailure("not a layer query")
@@ -306,13 +329,6 @@ public final class Engine: Sendable {
                  "extent": .number(Double(extent)), "features": .array(features)])
     }
 
-    private func featureCollection(_ features: [ClusterFeature], in layer: Layer) throws(EngineError) -> JSONValue {
-        try checkSize(features.count)
-        return GeoJSON.featureCollection(features.map { feature in
-            feature.geoJSON { layer.features[$0] }
-        })
-    }
-
     func checkSize(_ count: Int) throws(EngineError) {
         guard count <= limits.maxFeaturesPerResponse else {
             throw .tooLarge(what: "\(count) features", limit: limits.maxFeaturesPerResponse)
@@ -325,6 +341,38 @@ public final class Engine: Sendable {
             return try body()
         } catch {
             throw .core(error, field: field)
+        }
+    }
+}
+
+/// A layer query's answer before it is written. Cluster answers stay features, so that
+/// they can be written as text without building a JSON tree; the rest are values.
+private enum LayerAnswer {
+    case value(JSONValue)
+    case radiusFeatures([ClusterFeature], Layer)
+    case liveFeatures(LiveAnswer, LiveLayer)
+
+    var value: JSONValue {
+        switch self {
+        case let .value(value):
+            value
+        case let .radiusFeatures(features, layer):
+            GeoJSON.featureCollection(features.map { feature in feature.geoJSON { layer.features[$0] } })
+        case let .liveFeatures(answer, layer):
+            GeoJSON.featureCollection(layer.geoJSON(answer))
+        }
+    }
+
+    func encode(into output: inout [UInt8]) {
+        switch self {
+        case let .value(value):
+            value.encode(into: &output)
+        case let .radiusFeatures(features, layer):
+            GeoJSON.encodeFeatureCollection(count: features.count, into: &output) { position, output in
+                features[position].encodeGeoJSON(into: &output) { index, output in layer.features[index].encode(into: &output) }
+            }
+        case let .liveFeatures(answer, layer):
+            layer.encodeGeoJSON(answer, into: &output)
         }
     }
 }

@@ -62,13 +62,17 @@ public struct LineProtocol: Sendable {
             return
         }
         let id = json["id"] ?? .null
-        switch engine.handle(json) {
-        case let .success(result):
-            var response: JSONObject = ["id": id, "ok": true]
-            response["result"] = result
-            JSONValue.object(response).encode(into: &output)
-            output.append(0x0A)
-        case let .failure(error):
+        // `{"id":…,"ok":true,"result":…}`, the result written by the engine in place.
+        let start = output.count
+        do throws(EngineError) {
+            let request = try Request(json: json)
+            output.append(contentsOf: #"{"id":"#.utf8)
+            id.encode(into: &output)
+            output.append(contentsOf: #","ok":true,"result":"#.utf8)
+            try engine.encode(request, into: &output)
+            output.append(contentsOf: "}\n".utf8)
+        } catch {
+            output.removeSubrange(start...)
             write(id: id, error: error.code, message: error.description, field: error.field,
                   lineNumber: lineNumber, into: &output)
         }

@@ -204,6 +204,18 @@ public struct LiveLayer: Sendable {
         }
     }
 
+    /// Appends the FeatureCollection of one answer's features as text: the bytes of
+    /// `GeoJSON.featureCollection(geoJSON(answer))`, without building it.
+    func encodeGeoJSON(_ answer: LiveAnswer, into output: inout [UInt8]) {
+        GeoJSON.encodeFeatureCollection(count: answer.features.count, into: &output) { position, output in
+            let feature = answer.features[position]
+            let extra = feature.aggregateIndex.map { aggregateProperties(answer.summaries[$0]) } ?? JSONObject()
+            feature.encodeGeoJSON(into: &output, extraClusterProperties: extra) { slot, output in
+                pointFeature(slot: slot).encode(into: &output)
+            }
+        }
+    }
+
     /// Summary for `layers` answers.
     public var summary: JSONValue {
         let o = index.options

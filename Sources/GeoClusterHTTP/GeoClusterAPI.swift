@@ -136,17 +136,20 @@ public struct GeoClusterAPI: Sendable {
     var pointCount: Int { engine.pointCount }
 
     func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> Response {
-        let result: JSONValue
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.answerCapacity)
         do {
             let query = try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query)
-            result = try engine.execute(query)
+            try engine.encode(query, into: &bytes)
         } catch {
             throw .engine(error)
         }
-        var bytes: [UInt8] = []
-        result.encode(into: &bytes)
         return responsePolicy.response(body: bytes, mediaType: endpoint.mediaType, request: request)
     }
+
+    /// Bytes reserved for an answer up front; cluster answers of a map view are tens of KB,
+    /// and growing the buffer from this size takes a few doublings, not a dozen.
+    static let answerCapacity = 16 << 10
 
     /// The tile route's parameters are read and checked as those of the `tile` operation
     /// (`Endpoint.vectorTile` builds a `tile` request); the engine then writes the tile
