@@ -57,7 +57,8 @@ extension ClusterFeature {
         case let .point(index):
             point(index, &buffer)
         case let .cluster(id, count):
-            if Self.clusterPropertyNames.contains(where: { extraClusterProperties[$0] != nil }) {
+            if !extraClusterProperties.isEmpty,
+               Self.clusterPropertyNames.contains(where: { extraClusterProperties[$0] != nil }) {
                 // An extra property named like one of supercluster's keeps its own
                 // position in the object; the tree gets that order right.
                 geoJSON(extraClusterProperties: extraClusterProperties) { _ in .null }.encode(into: &buffer)

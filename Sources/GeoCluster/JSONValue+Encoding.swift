@@ -90,28 +90,37 @@ extension JSONValue {
         encodeShortest(value.magnitude, into: &buffer)
     }
 
+    /// Writes an integer in decimal, as JavaScript writes integral numbers.
     public static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        // Digits are laid out right to left in a stack buffer and appended in one go.
+        var text = SmallText()
         var remaining = value.magnitude
-        let start = buffer.count
         repeat {
-            buffer.append(UInt8(ascii: "0") + UInt8(remaining % 10))
+            text.prepend(UInt8(ascii: "0") + UInt8(remaining % 10))
             remaining /= 10
         } while remaining > 0
-        buffer[start...].reverse()
+        if value < 0 { text.prepend(UInt8(ascii: "-")) }
+        text.append(to: &buffer)
     }
 
     /// Re-lays out Swift's shortest digits of a positive finite `value`.
     ///
-    /// `description` (here `write(to:)`, the same text) writes forms like "0.1", "9007199254740992.0", "1.2345678901234568e+20"
-    /// or "1e-07". With the significant digits d1…dk and the decimal exponent n such that
-    /// the value is 0.d1…dk × 10^n, JavaScript writes (ECMA-262 Number::toString, step 6-10):
+    /// `write(to:)` (the text of `description`) writes forms like "0.1",
+    /// "9007199254740992.0", "1.2345678901234568e+20" or "1e-07". With the significant
+    /// digits d1…dk and the decimal exponent n such that the value is 0.d1…dk × 10^n,
+    /// JavaScript writes (ECMA-262 Number::toString, step 6-10):
     /// - k ≤ n ≤ 21: the digits then n−k zeros;
     /// - 0 < n ≤ 21: the digits with a point after n of them;
     /// - −6 < n ≤ 0: "0." then −n zeros then the digits;
     /// - otherwise d1[.d2…dk]e±(n−1).
+    ///
+    /// Both texts stay on the stack; the result is appended in one go.
     private static func encodeShortest(_ value: Double, into buffer: inout [UInt8]) {
-        let start = buffer.count
+        var swiftText = SmallText()
+        value.write(to: &swiftText)
+
+        // One pass: collect the significant digits, note where the point was.
+        var digits = SmallText()
         var pointSeen = false
         var digitsBeforePoint = 0
         var leadingZeros = 0
@@ -119,67 +128,118 @@ extension JSONValue {
         var exponent = 0
         var exponentNegative = false
         var inExponent = false
-
-        // One pass: copy significant digits to the buffer, note where the point was.
-        var text = ShortestDigits()
-        value.write(to: &text)
-        text.withBytes { text in
-            for byte in text {
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    if inExponent {
-                        exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
+        for position in 0..<swiftText.count {
+            let byte = swiftText[position]
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if inExponent {
+                    exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
+                } else {
+                    if !pointSeen { digitsBeforePoint += 1 }
+                    if byte == UInt8(ascii: "0") && digits.count == 0 {
+                        leadingZeros += 1
                     } else {
-                        if !pointSeen { digitsBeforePoint += 1 }
-                        if byte == UInt8(ascii: "0") && buffer.count == start {
-                            leadingZeros += 1
-                        } else {
-                            buffer.append(byte)
-                            trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
-                        }
+                        digits.append(byte)
+                        trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
                     }
-                case UInt8(ascii: "."):
-                    pointSeen = true
-                case UInt8(ascii: "e"), UInt8(ascii: "E"):
-                    inExponent = true
-                case UInt8(ascii: "-"):
-                    exponentNegative = true
-                default:
-                    break  // "+" of the exponent
                 }
+            case UInt8(ascii: "."):
+                pointSeen = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                inExponent = true
+            case UInt8(ascii: "-"):
+                exponentNegative = true
+            default:
+                break  // "+" of the exponent
             }
         }
-        buffer.removeLast(trailingZeros)
-
-        let k = buffer.count - start
+        let k = digits.count - trailingZeros
         let n = digitsBeforePoint - leadingZeros + (exponentNegative ? -exponent : exponent)
+
+        // At most 25 bytes: "0.000000" and 17 digits.
+        var text = SmallText()
         if k <= n && n <= 21 {
-            buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
+            for position in 0..<k { text.append(digits[position]) }
+            for _ in k..<n { text.append(UInt8(ascii: "0")) }
         } else if 0 < n && n <= 21 {
-            buffer.insert(UInt8(ascii: "."), at: start + n)
+            for position in 0..<k {
+                if position == n { text.append(UInt8(ascii: ".")) }
+                text.append(digits[position])
+            }
         } else if -6 < n && n <= 0 {
-            buffer.insert(contentsOf: repeatElement(UInt8(ascii: "0"), count: 2 - n), at: start)
-            buffer[start + 1] = UInt8(ascii: ".")
+            text.append(UInt8(ascii: "0"))
+            text.append(UInt8(ascii: "."))
+            for _ in 0 ..< -n { text.append(UInt8(ascii: "0")) }
+            for position in 0..<k { text.append(digits[position]) }
         } else {
-            if k > 1 { buffer.insert(UInt8(ascii: "."), at: start + 1) }
-            buffer.append(UInt8(ascii: "e"))
-            buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-            encodeInteger(Int64((n - 1).magnitude), into: &buffer)
+            text.append(digits[0])
+            if k > 1 { text.append(UInt8(ascii: ".")) }
+            for position in 1..<max(1, k) { text.append(digits[position]) }
+            text.append(UInt8(ascii: "e"))
+            text.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            var exponentText = SmallText()
+            var remaining = (n - 1).magnitude
+            repeat {
+                exponentText.prepend(UInt8(ascii: "0") + UInt8(remaining % 10))
+                remaining /= 10
+            } while remaining > 0
+            for position in 0..<exponentText.count { text.append(exponentText[position]) }
         }
+        text.append(to: &buffer)
     }
 }
 
-/// The text `Double.write(to:)` produces, kept on the stack.
+/// Up to 32 bytes of text on the stack: the digits of one number.
 ///
-/// `description` would build a `String` for every number, and the description of most
-/// coordinates ("127.02758312225342") is longer than the 15 bytes a `String` holds without
-/// allocating. `write(to:)` hands its ASCII text to `_writeASCII`, a public requirement of
+/// It is also the `TextOutputStream` that `Double.write(to:)` writes to. `description`
+/// would build a `String` for every number, and the description of most coordinates
+/// ("127.02758312225342") is longer than the 15 bytes a `String` holds without
+/// allocating; `write(to:)` hands its ASCII text to `_writeASCII`, a public requirement of
 /// `TextOutputStream` that the standard library's numeric types call, so nothing is
-/// allocated; `write(_:)` takes any other text the same way.
-private struct ShortestDigits: TextOutputStream {
-    /// 32 bytes; the longest description of a `Double` ("-2.2250738585072014e-308") has 24.
+/// allocated. `write(_:)` takes any other text the same way.
+private struct SmallText: TextOutputStream {
     private var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    private var count = 0
+    /// Bytes are kept in `start..<end`; `prepend` grows the text to the left.
+    private var start = 16
+    private var end = 16
+
+    static let capacity = 32
+
+    var count: Int { end - start }
+
+    subscript(position: Int) -> UInt8 {
+        withUnsafeBytes(of: storage) { $0[start + position] }
+    }
+
+    /// Appends a byte; bytes beyond the capacity are dropped (no number is that long).
+    mutating func append(_ byte: UInt8) {
+        if end == Self.capacity { shift(to: 0) }
+        guard end < Self.capacity else { return }
+        let position = end
+        withUnsafeMutableBytes(of: &storage) { $0[position] = byte }
+        end += 1
+    }
+
+    /// Puts a byte in front of the text.
+    mutating func prepend(_ byte: UInt8) {
+        if start == 0 { shift(to: Self.capacity - count) }
+        guard start > 0 else { return }
+        start -= 1
+        let position = start
+        withUnsafeMutableBytes(of: &storage) { $0[position] = byte }
+    }
+
+    /// Moves the text to begin at `newStart`, to make room at one end.
+    private mutating func shift(to newStart: Int) {
+        let (from, length) = (start, count)
+        guard newStart != from else { return }
+        withUnsafeMutableBytes(of: &storage) { bytes in
+            let base = bytes.baseAddress!
+            (base + newStart).copyMemory(from: base + from, byteCount: length)
+        }
+        start = newStart
+        end = newStart + length
+    }
 
     mutating func write(_ string: String) {
         for byte in string.utf8 { append(byte) }
@@ -189,15 +249,14 @@ private struct ShortestDigits: TextOutputStream {
         for byte in buffer { append(byte) }
     }
 
-    private mutating func append(_ byte: UInt8) {
-        guard count < MemoryLayout.size(ofValue: storage) else { return }
-        withUnsafeMutableBytes(of: &storage) { $0[count] = byte }
-        count += 1
-    }
-
-    /// Calls `body` with the text written so far.
-    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        withUnsafeBytes(of: storage) { body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+    /// Appends the text to `buffer` with one copy.
+    func append(to buffer: inout [UInt8]) {
+        let (from, length) = (start, count)
+        withUnsafeBytes(of: storage) { bytes in
+            bytes.withMemoryRebound(to: UInt8.self) { text in
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: text[from..<from + length]))
+            }
+        }
     }
 }
 

@@ -112,6 +112,32 @@ import Testing
         #expect(Self.encoded(value) == expected)
     }
 
+    /// Random doubles of every magnitude: the text parses back to the same double, has
+    /// the digits of Swift's shortest representation, and follows JavaScript's layout
+    /// (plain notation exactly for decimal exponents -7 < e < 21, no trailing zeros after a
+    /// point, an exponent with an explicit sign).
+    @Test func randomDoublesEncodeShortestAndRoundTrip() throws {
+        var rng = SplitMix64(seed: 0x5EED_0002)
+        for _ in 0..<20_000 {
+            let value = Double(bitPattern: rng.next())
+            guard value.isFinite else { continue }
+            let text = Self.encoded(value)
+            let parsed = try #require(Double(text), "\(text)")
+            #expect(parsed.bitPattern == value.bitPattern || (value == 0 && parsed == 0), "\(value) wrote \(text)")
+            let significant = { (text: String) in
+                text.split(separator: "e")[0].filter(\.isNumber).drop { $0 == "0" }.reversed().drop { $0 == "0" }.reversed()
+            }
+            #expect(String(significant(text)) == String(significant(value.magnitude.description)), "\(value) wrote \(text)")
+            let exponent = value == 0 ? 0 : Int(log10(value.magnitude).rounded(.down))
+            if value.magnitude >= 1e21 || (value != 0 && value.magnitude < 1e-6) {
+                #expect(text.contains("e+") || text.contains("e-"), "\(value) (10^\(exponent)) wrote \(text)")
+            } else {
+                #expect(!text.contains("e"), "\(value) wrote \(text)")
+                if text.contains(".") { #expect(text.last != "0", "\(value) wrote \(text)") }
+            }
+        }
+    }
+
     @Test(arguments: [
         ("0", 0.0), ("-0", -0.0), ("7", 7), ("-12", -12), ("1.5e3", 1500), ("1E-2", 0.01), ("2e+2", 200),
         ("0.1", 0.1), ("123456789012345", 123456789012345), ("9007199254740993", 9007199254740992),
