@@ -5,6 +5,10 @@
 #
 #   Benchmarks/wrk_viewport.sh                        # both algorithms, 30 s each, 32 connections
 #   Benchmarks/wrk_viewport.sh --algorithms live --duration 60s --connections 64 --threads 2
+#   Benchmarks/wrk_viewport.sh --servers ../before/.build/release/geo-cluster,.build/release/geo-cluster
+#
+# --servers compares builds in one run: for each algorithm, each server binary in turn
+# (default: this checkout's release build).
 #
 # For each algorithm (layers.json `options.algorithm`: radius or live) it starts
 # `geo-cluster serve` on the layer, runs wrk with Benchmarks/wrk_viewport.lua (a
@@ -21,6 +25,7 @@ connections=32
 threads=2
 count=1000000
 port=8089
+servers=.build/release/geo-cluster
 while [ $# -gt 0 ]; do
     case "$1" in
         --algorithms) algorithms=${2//,/ }; shift 2 ;;
@@ -29,6 +34,7 @@ while [ $# -gt 0 ]; do
         --threads) threads=$2; shift 2 ;;
         --count) count=$2; shift 2 ;;
         --port) port=$2; shift 2 ;;
+        --servers) servers=${2//,/ }; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -75,32 +81,34 @@ rate() { sed -n 's/^Requests\/sec: *//p' "$1"; }
 p99() { awk '$1 == "99%" { print $2 }' "$1"; }
 
 for algorithm in $algorithms; do
-    cat > "$work/layers.json" <<JSON
+    for binary in $servers; do
+        cat > "$work/layers.json" <<JSON
 {"layers":[{"name":"korea","kind":"points","file":"korea.geojson","options":{"algorithm":"$algorithm"}}]}
 JSON
-    echo "== $algorithm: loading $count points"
-    .build/release/geo-cluster serve --data "$work" --port "$port" --log-level warning &
-    server=$!
-    until curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do
-        kill -0 "$server" 2>/dev/null || { echo "geo-cluster serve exited" >&2; exit 1; }
-        sleep 1
-    done
-    curl -s "http://127.0.0.1:$port/metrics" | grep '^geocluster_layer_build_seconds' || true
+        echo "== $algorithm, $binary: loading $count points"
+        "$binary" serve --data "$work" --port "$port" --log-level warning &
+        server=$!
+        until curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do
+            kill -0 "$server" 2>/dev/null || { echo "geo-cluster serve exited" >&2; exit 1; }
+            sleep 1
+        done
+        curl -s "http://127.0.0.1:$port/metrics" | grep '^geocluster_layer_build_seconds' || true
 
-    CENTRES="$work/centres.lua" wrk -t"$threads" -c"$connections" -d"$duration" --latency \
-        -s Benchmarks/wrk_viewport.lua "http://127.0.0.1:$port" > "$work/viewport.txt"
-    wrk -t"$threads" -c"$connections" -d"$duration" --latency "http://127.0.0.1:$port/healthz" > "$work/healthz.txt"
-    cat "$work/viewport.txt"
-    curl -s "http://127.0.0.1:$port/metrics" | grep -E 'requests_total\{route="/v1/layers/\{layer\}/clusters"' || true
+        CENTRES="$work/centres.lua" wrk -t"$threads" -c"$connections" -d"$duration" --latency \
+            -s Benchmarks/wrk_viewport.lua "http://127.0.0.1:$port" > "$work/viewport.txt"
+        wrk -t"$threads" -c"$connections" -d"$duration" --latency "http://127.0.0.1:$port/healthz" > "$work/healthz.txt"
+        cat "$work/viewport.txt"
+        curl -s "http://127.0.0.1:$port/metrics" | grep -E 'requests_total\{route="/v1/layers/\{layer\}/clusters"' || true
 
-    kill "$server"; wait "$server" 2>/dev/null || true; server=""
+        kill "$server"; wait "$server" 2>/dev/null || true; server=""
 
-    viewport=$(rate "$work/viewport.txt"); healthz=$(rate "$work/healthz.txt")
-    python3 - "$algorithm" "$viewport" "$healthz" "$(p99 "$work/viewport.txt")" "$(p99 "$work/healthz.txt")" <<'PYTHON'
+        viewport=$(rate "$work/viewport.txt"); healthz=$(rate "$work/healthz.txt")
+        python3 - "$algorithm $binary" "$viewport" "$healthz" "$(p99 "$work/viewport.txt")" "$(p99 "$work/healthz.txt")" <<'PYTHON'
 import sys
 algorithm, viewport, healthz, p99_viewport, p99_healthz = sys.argv[1:]
 ratio = float(viewport) / float(healthz)
 print(f"{algorithm}: viewport {float(viewport):,.0f} req/s (p99 {p99_viewport}), "
       f"/healthz {float(healthz):,.0f} req/s (p99 {p99_healthz}), ratio {ratio:.0%} (target >= 70%)")
 PYTHON
+    done
 done
