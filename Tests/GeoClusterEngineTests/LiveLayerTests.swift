@@ -251,4 +251,89 @@ struct LiveLayerTests {
             feature["properties"]?["cluster"] == nil || feature["properties"]?["species_count"] == 1
         })
     }
+
+    static func records(_ json: [JSONValue], kind: LayerKind) throws -> [LayerRecord] {
+        try json.enumerated().map { i, record throws(EngineError) in
+            try LayerRecord(json: record, kind: kind, layer: "layer", index: i)
+        }
+    }
+
+    /// Sightings of 6 species around Seoul, a tenth of them on one spot, over 3 years.
+    static func randomSightings(_ count: Int) throws -> [LayerRecord] {
+        var state: UInt64 = 42
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33)
+        }
+        let json = (0..<count).map { i -> JSONValue in
+            let onSpot = next() % 10 == 0
+            let lon = onSpot ? 126.97 : 126.5 + Double(next() % 100_000) / 100_000
+            let lat = onSpot ? 37.55 : 37.0 + Double(next() % 100_000) / 100_000
+            let time = "202\(2 + next() % 3)-\(10 + next() % 3)-1\(next() % 10)T0\(next() % 10):00:00+09:00"
+            return sighting("s\(i)", lon, lat, species: "species \(next() % 6)", count: 1 + next() % 9, at: time)
+        }
+        return try records(json, kind: .sightings)
+    }
+
+    @Test func aLayerBuiltFromRecordsMatchesOneInsertedRecordByRecord() throws {
+        let records = try Self.randomSightings(1_500)
+        let built = try LiveLayer(name: "sightings", kind: .sightings, records: records)
+        var inserted = try LiveLayer(name: "sightings", kind: .sightings)
+        for (i, record) in records.enumerated() { try inserted.insert(record, index: i) }
+        let consistent = built.index._checkInvariants()
+        #expect(consistent)
+        #expect(built.count == inserted.count)
+        #expect(built.partitionNames == inserted.partitionNames)
+        #expect(built.partitionNumbers == inserted.partitionNumbers)
+        for slot in 0..<records.count {
+            #expect(built.record(atSlot: slot) == inserted.record(atSlot: slot))
+        }
+        #expect(records.allSatisfy { built.slots[$0.idKey] == inserted.slots[$0.idKey] })
+        let filters = [LayerFilter(), LayerFilter(species: ["species 2", "species 4"]), LayerFilter(months: [11, 12])]
+        for filter in filters {
+            let live = try built.liveFilter(filter)
+            for zoom in 0...17 {
+                let a = try built.index.clusters(in: .world, zoom: Double(zoom), filter: live)
+                let b = try inserted.index.clusters(in: .world, zoom: Double(zoom), filter: live)
+                #expect(built.geoJSON(a) == inserted.geoJSON(b), "zoom \(zoom)")
+                for id in a.features.compactMap(\.clusterID) {
+                    #expect(try built.index.leaves(of: id, limit: 5, offset: 1, filter: live)
+                            == inserted.index.leaves(of: id, limit: 5, offset: 1, filter: live))
+                }
+            }
+        }
+        // Later writes apply to both alike.
+        var a = built, b = inserted
+        try a.delete(idKey: records[3].idKey, index: 0)
+        try b.delete(idKey: records[3].idKey, index: 0)
+        try a.insert(records[3], index: 0)
+        try b.insert(records[3], index: 0)
+        let x = try a.index.clusters(in: .world, zoom: 9), y = try b.index.clusters(in: .world, zoom: 9)
+        #expect(a.geoJSON(x) == b.geoJSON(y))
+    }
+
+    @Test func aLayerBuiltFromRecordsRejectsTheFirstBadRecordAsInsertsDo() throws {
+        var records = try Self.randomSightings(20)
+        records[12] = records[5]
+        records[15] = records[2]
+        #expect(throws: EngineError.duplicateID(layer: "sightings", index: 12, id: records[5].idKey)) {
+            try LiveLayer(name: "sightings", kind: .sightings, records: records)
+        }
+        // One category too many: the record that brings it fails, before a later duplicate.
+        var places = try Self.records((0...LiveClusterIndex.maxPartitions).map { i in
+            Self.place("p\(i)", 10, 10, category: "category \(i)")
+        }, kind: .places)
+        places.append(places[0])
+        let inserting = #expect(throws: EngineError.self) {
+            var layer = try LiveLayer(name: "places", kind: .places)
+            for (i, record) in places.enumerated() { try layer.insert(record, index: i) }
+        }
+        let building = #expect(throws: EngineError.self) {
+            try LiveLayer(name: "places", kind: .places, records: places)
+        }
+        #expect(building != nil && building == inserting)
+        let limit = LiveClusterIndex.maxPartitions
+        #expect(building == .core(.invalidOptions(reason: "partition must be within 0..<\(limit), got \(limit)"),
+                                  field: "records[\(limit)]"))
+    }
 }

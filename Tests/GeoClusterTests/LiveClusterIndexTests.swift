@@ -296,3 +296,176 @@ struct LiveClusterIndexTests {
         #expect(ourShare <= 2 * theirShare + 1 / Double(ours.1))
     }
 }
+
+// MARK: - Bulk build
+
+/// An index built in one go from points answers every query exactly as one built by
+/// inserting the same points slot after slot, and keeps doing so through later changes.
+extension LiveClusterIndexTests {
+    /// The same points inserted one by one, slot after slot.
+    static func inserted(_ points: [LivePoint], options: LiveClusterOptions = options,
+                         partitioned: Bool) throws -> LiveClusterIndex {
+        var index = try LiveClusterIndex(options: options, partitioned: partitioned)
+        for (slot, point) in points.enumerated() { try index.insert(point, slot: slot) }
+        return index
+    }
+
+    /// Random points as ``randomPoint(_:)`` makes them, with the world's edges and corners,
+    /// points without a time and a partition above a gap mixed in.
+    static func bulkPoints(_ count: Int, seed: UInt64) -> [LivePoint] {
+        var random = SeededRandom(seed: seed)
+        let edges = [(-180.0, 0.0), (180, 0), (0, 90), (0, -90), (-180, 90), (180, -90), (180, 90), (-180, -90),
+                     (0, 85.0511), (0, -85.0511), (0, 0), (179.9999, 85), (-179.9999, -85)]
+        return (0..<count).map { _ in
+            var point = randomPoint(&random)
+            let dice = random.unit()
+            if dice < 0.1 {
+                let edge = edges[Int(random.next() % UInt64(edges.count))]
+                point.coordinate = Coordinate(longitude: edge.0, latitude: edge.1)
+            } else if dice < 0.15 {
+                point.time = .min
+            } else if dice < 0.2 {
+                point.partition = 7
+            }
+            return point
+        }
+    }
+
+    static let bulkFilters: [LiveFilter] = filters + [LiveFilter(partitions: [7, 2]), LiveFilter(partitions: [6])]
+
+    /// Every query of `a` answers as the same query of `b`.
+    static func expectSameAnswers(_ a: LiveClusterIndex, _ b: LiveClusterIndex) throws {
+        let consistent = a._checkInvariants() && b._checkInvariants()
+        #expect(consistent)
+        #expect(a.count == b.count)
+        #expect(a.slotCount == b.slotCount)
+        #expect(a.bounds == b.bounds)
+        let boxes = [BoundingBox.world, try BoundingBox(west: 126.6, south: 37.2, east: 127.3, north: 37.9),
+                     try BoundingBox(west: 170, south: -60, east: -170, north: 60)]
+        let seoul = Coordinate(longitude: 126.9707, latitude: 37.5547)
+        for filter in bulkFilters {
+            #expect(a.count(filter: filter) == b.count(filter: filter))
+            for zoom in options.minZoom...options.maxZoom + 1 {
+                for (i, box) in boxes.enumerated() {
+                    let x = try a.clusters(in: box, zoom: Double(zoom), filter: filter)
+                    let y = try b.clusters(in: box, zoom: Double(zoom), filter: filter)
+                    #expect(x.features == y.features, "zoom \(zoom), box \(i)")
+                    #expect(x.summaries == y.summaries, "zoom \(zoom), box \(i)")
+                    guard i == 0 else { continue }
+                    for id in x.features.compactMap(\.clusterID) {
+                        let cx = try a.children(of: id, filter: filter), cy = try b.children(of: id, filter: filter)
+                        #expect(cx.features == cy.features && cx.summaries == cy.summaries, "children of \(id)")
+                        #expect(try a.expansionZoom(of: id, filter: filter) == b.expansionZoom(of: id, filter: filter))
+                        for (limit, offset) in [(3, 0), (3, 2), (1, 5), (10_000, 0)] {
+                            #expect(try a.leaves(of: id, limit: limit, offset: offset, filter: filter)
+                                    == b.leaves(of: id, limit: limit, offset: offset, filter: filter),
+                                    "leaves of \(id), \(limit) from \(offset)")
+                        }
+                    }
+                }
+                let tiles = [seoul, Coordinate(longitude: 0, latitude: 0), Coordinate(longitude: 180, latitude: -85)].map {
+                    (x: Int(WebMercator.x(longitude: $0.longitude) * Double(1 << zoom) * 0.999_999),
+                     y: Int(WebMercator.y(latitude: $0.latitude) * Double(1 << zoom) * 0.999_999))
+                }
+                for tile in tiles {
+                    let address = try TileAddress(z: zoom, x: tile.x, y: tile.y)
+                    let x = try a.tile(address, filter: filter), y = try b.tile(address, filter: filter)
+                    #expect(x.features == y.features && x.summaries == y.summaries, "tile \(address)")
+                }
+            }
+            for center in [seoul, Coordinate(longitude: 180, latitude: 0), Coordinate(longitude: 0, latitude: 90)] {
+                #expect(a.points(within: 30_000, of: center, filter: filter)
+                        == b.points(within: 30_000, of: center, filter: filter))
+                #expect(a.nearest(7, to: center, filter: filter) == b.nearest(7, to: center, filter: filter))
+            }
+            var inA: [Int] = [], inB: [Int] = []
+            a.forEachPoint(inProjectedRectangle: 0, 0, 1, 1, filter: filter) { slot, _ in inA.append(slot) }
+            b.forEachPoint(inProjectedRectangle: 0, 0, 1, 1, filter: filter) { slot, _ in inB.append(slot) }
+            #expect(inA == inB)
+        }
+    }
+
+    @Test(arguments: [0, 1, 4, 5, 17, 300, 2_000])
+    func aBulkBuildAnswersAsInsertsDo(count: Int) throws {
+        for partitioned in [false, true] {
+            let points = Self.bulkPoints(count, seed: UInt64(count) + 11)
+            try Self.expectSameAnswers(try LiveClusterIndex(points: points, options: Self.options, partitioned: partitioned),
+                                       try Self.inserted(points, partitioned: partitioned))
+        }
+    }
+
+    @Test func aBulkBuildOfOneSpotAnswersAsInsertsDo() throws {
+        var random = SeededRandom(seed: 5)
+        // Many points on one spot, alone and next to a few others.
+        let spot = (0..<50).map { _ in
+            var point = Self.randomPoint(&random)
+            point.coordinate = Coordinate(longitude: -73.9857, latitude: 40.7484)
+            return point
+        }
+        for points in [spot, spot + Self.bulkPoints(6, seed: 6), Self.bulkPoints(6, seed: 7) + spot] {
+            for partitioned in [false, true] {
+                try Self.expectSameAnswers(try LiveClusterIndex(points: points, options: Self.options, partitioned: partitioned),
+                                           try Self.inserted(points, partitioned: partitioned))
+            }
+        }
+    }
+
+    @Test func aBulkBuildWithLargerBucketsAnswersAsInsertsDo() throws {
+        let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 9, bucketSize: 16)
+        let points = Self.bulkPoints(1_500, seed: 21)
+        try Self.expectSameAnswers(try LiveClusterIndex(points: points, options: options, partitioned: true),
+                                   try Self.inserted(points, options: options, partitioned: true))
+    }
+
+    @Test(arguments: [UInt64(1), 2])
+    func aBulkBuiltIndexKeepsAnsweringAsInsertsDoThroughChanges(seed: UInt64) throws {
+        let points = Self.bulkPoints(800, seed: seed + 30)
+        let partitioned = seed == 1
+        var bulk = try LiveClusterIndex(points: points, options: Self.options, partitioned: partitioned)
+        var inserted = try Self.inserted(points, partitioned: partitioned)
+        var random = SeededRandom(seed: seed)
+        // More points first, then removes and inserts into freed and new slots.
+        for _ in 0..<200 {
+            let point = Self.bulkPoints(1, seed: random.next())[0]
+            try bulk.insert(point, slot: bulk.slotCount)
+            try inserted.insert(point, slot: inserted.slotCount)
+        }
+        try Self.expectSameAnswers(bulk, inserted)
+        var free: [Int] = []
+        for _ in 0..<600 {
+            if random.unit() < 0.6 {
+                let slot = Int(random.next() % UInt64(bulk.slotCount))
+                #expect(bulk.remove(slot: slot) == inserted.remove(slot: slot))
+                if bulk.point(at: slot) == nil, !free.contains(slot) { free.append(slot) }
+            } else {
+                let point = Self.bulkPoints(1, seed: random.next())[0]
+                let slot = free.popLast() ?? bulk.slotCount
+                try bulk.insert(point, slot: slot)
+                try inserted.insert(point, slot: slot)
+            }
+        }
+        try Self.expectSameAnswers(bulk, inserted)
+    }
+
+    @Test func aBulkBuildRejectsTheFirstBadPointAsInsertsDo() throws {
+        let good = Self.bulkPoints(10, seed: 3)
+        var badCoordinate = good, badPartition = good, both = good
+        badCoordinate[4].coordinate = Coordinate(longitude: .nan, latitude: 0)
+        badPartition[6].partition = LiveClusterIndex.maxPartitions
+        both[7].coordinate = Coordinate(longitude: 0, latitude: 91)
+        both[3].partition = -1
+        for points in [badCoordinate, badPartition, both] {
+            for partitioned in [false, true] {
+                let inserting = #expect(throws: GeoClusterError.self) { try Self.inserted(points, partitioned: partitioned) }
+                let building = #expect(throws: GeoClusterError.self) {
+                    try LiveClusterIndex(points: points, options: Self.options, partitioned: partitioned)
+                }
+                // By description: a NaN in the error never equals itself.
+                #expect(building != nil && building.map { "\($0)" } == inserting.map { "\($0)" })
+            }
+        }
+        #expect(throws: GeoClusterError.self) {
+            try LiveClusterIndex(points: good, options: .init(radiusPixels: 0))
+        }
+    }
+}
