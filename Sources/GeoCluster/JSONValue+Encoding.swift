@@ -92,15 +92,22 @@ extension JSONValue {
 
     /// Writes an integer in decimal, as JavaScript writes integral numbers.
     public static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
-        // Digits are laid out right to left in a stack buffer and appended in one go.
-        var text = SmallText()
-        var remaining = value.magnitude
-        repeat {
-            text.prepend(UInt8(ascii: "0") + UInt8(remaining % 10))
-            remaining /= 10
-        } while remaining > 0
-        if value < 0 { text.prepend(UInt8(ascii: "-")) }
-        text.append(to: &buffer)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { scratch in
+            // Digits right to left at the end of the scratch space, then one append.
+            let end = scratch.baseAddress! + 24
+            var start = end
+            var remaining = value.magnitude
+            repeat {
+                start -= 1
+                start.pointee = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+            } while remaining > 0
+            if value < 0 {
+                start -= 1
+                start.pointee = UInt8(ascii: "-")
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
+        }
     }
 
     /// Re-lays out Swift's shortest digits of a positive finite `value`.
@@ -114,131 +121,103 @@ extension JSONValue {
     /// - −6 < n ≤ 0: "0." then −n zeros then the digits;
     /// - otherwise d1[.d2…dk]e±(n−1).
     ///
-    /// Both texts stay on the stack; the result is appended in one go.
+    /// Both texts stay in scratch space on the stack; the result is appended in one copy.
     private static func encodeShortest(_ value: Double, into buffer: inout [UInt8]) {
-        var swiftText = SmallText()
-        value.write(to: &swiftText)
-
-        // One pass: collect the significant digits, note where the point was.
-        var digits = SmallText()
-        var pointSeen = false
-        var digitsBeforePoint = 0
-        var leadingZeros = 0
-        var trailingZeros = 0
-        var exponent = 0
-        var exponentNegative = false
-        var inExponent = false
-        for position in 0..<swiftText.count {
-            let byte = swiftText[position]
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                if inExponent {
-                    exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
-                } else {
-                    if !pointSeen { digitsBeforePoint += 1 }
-                    if byte == UInt8(ascii: "0") && digits.count == 0 {
-                        leadingZeros += 1
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { scratch in
+            let base = scratch.baseAddress!
+            // 0..<32: Swift's text; 32..<64: its significant digits; 64..<128: the result.
+            var swiftText = ASCIISink(base: base, capacity: 32)
+            value.write(to: &swiftText)
+            let digits = base + 32
+            var k = 0
+            var pointSeen = false
+            var digitsBeforePoint = 0
+            var leadingZeros = 0
+            var trailingZeros = 0
+            var exponent = 0
+            var exponentNegative = false
+            var inExponent = false
+            for position in 0..<swiftText.count {
+                let byte = base[position]
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    if inExponent {
+                        exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
                     } else {
-                        digits.append(byte)
-                        trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
+                        if !pointSeen { digitsBeforePoint += 1 }
+                        if byte == UInt8(ascii: "0") && k == 0 {
+                            leadingZeros += 1
+                        } else {
+                            digits[k] = byte
+                            k += 1
+                            trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
+                        }
                     }
+                case UInt8(ascii: "."):
+                    pointSeen = true
+                case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                    inExponent = true
+                case UInt8(ascii: "-"):
+                    exponentNegative = true
+                default:
+                    break  // "+" of the exponent
                 }
-            case UInt8(ascii: "."):
-                pointSeen = true
-            case UInt8(ascii: "e"), UInt8(ascii: "E"):
-                inExponent = true
-            case UInt8(ascii: "-"):
-                exponentNegative = true
-            default:
-                break  // "+" of the exponent
             }
-        }
-        let k = digits.count - trailingZeros
-        let n = digitsBeforePoint - leadingZeros + (exponentNegative ? -exponent : exponent)
+            k -= trailingZeros
+            let n = digitsBeforePoint - leadingZeros + (exponentNegative ? -exponent : exponent)
 
-        // At most 25 bytes: "0.000000" and 17 digits.
-        var text = SmallText()
-        if k <= n && n <= 21 {
-            for position in 0..<k { text.append(digits[position]) }
-            for _ in k..<n { text.append(UInt8(ascii: "0")) }
-        } else if 0 < n && n <= 21 {
-            for position in 0..<k {
-                if position == n { text.append(UInt8(ascii: ".")) }
-                text.append(digits[position])
+            // At most 25 bytes: "0.000000" and 17 digits.
+            let text = base + 64
+            var length = 0
+            func put(_ byte: UInt8) {
+                text[length] = byte
+                length += 1
             }
-        } else if -6 < n && n <= 0 {
-            text.append(UInt8(ascii: "0"))
-            text.append(UInt8(ascii: "."))
-            for _ in 0 ..< -n { text.append(UInt8(ascii: "0")) }
-            for position in 0..<k { text.append(digits[position]) }
-        } else {
-            text.append(digits[0])
-            if k > 1 { text.append(UInt8(ascii: ".")) }
-            for position in 1..<max(1, k) { text.append(digits[position]) }
-            text.append(UInt8(ascii: "e"))
-            text.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-            var exponentText = SmallText()
-            var remaining = (n - 1).magnitude
-            repeat {
-                exponentText.prepend(UInt8(ascii: "0") + UInt8(remaining % 10))
-                remaining /= 10
-            } while remaining > 0
-            for position in 0..<exponentText.count { text.append(exponentText[position]) }
+            if k <= n && n <= 21 {
+                for position in 0..<k { put(digits[position]) }
+                for _ in k..<n { put(UInt8(ascii: "0")) }
+            } else if 0 < n && n <= 21 {
+                for position in 0..<k {
+                    if position == n { put(UInt8(ascii: ".")) }
+                    put(digits[position])
+                }
+            } else if -6 < n && n <= 0 {
+                put(UInt8(ascii: "0"))
+                put(UInt8(ascii: "."))
+                for _ in 0 ..< -n { put(UInt8(ascii: "0")) }
+                for position in 0..<k { put(digits[position]) }
+            } else {
+                put(digits[0])
+                if k > 1 { put(UInt8(ascii: ".")) }
+                for position in 1..<max(1, k) { put(digits[position]) }
+                put(UInt8(ascii: "e"))
+                put(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+                let magnitude = (n - 1).magnitude
+                if magnitude >= 100 { put(UInt8(ascii: "0") + UInt8(magnitude / 100)) }
+                if magnitude >= 10 { put(UInt8(ascii: "0") + UInt8(magnitude / 10 % 10)) }
+                put(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(start: text, count: length))
         }
-        text.append(to: &buffer)
     }
 }
 
-/// Up to 32 bytes of text on the stack: the digits of one number.
+/// Receives the ASCII text of `Double.write(to:)` in scratch memory.
 ///
-/// It is also the `TextOutputStream` that `Double.write(to:)` writes to. `description`
-/// would build a `String` for every number, and the description of most coordinates
-/// ("127.02758312225342") is longer than the 15 bytes a `String` holds without
-/// allocating; `write(to:)` hands its ASCII text to `_writeASCII`, a public requirement of
+/// `description` would build a `String` for every number, and the description of most
+/// coordinates ("127.02758312225342") is longer than the 15 bytes a `String` holds without
+/// allocating. `write(to:)` hands its text to `_writeASCII`, a public requirement of
 /// `TextOutputStream` that the standard library's numeric types call, so nothing is
-/// allocated. `write(_:)` takes any other text the same way.
-private struct SmallText: TextOutputStream {
-    private var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    /// Bytes are kept in `start..<end`; `prepend` grows the text to the left.
-    private var start = 16
-    private var end = 16
+/// allocated; `write(_:)` takes any other text the same way. Bytes beyond `capacity` are
+/// dropped: the longest description of a `Double` has 24.
+private struct ASCIISink: TextOutputStream {
+    let base: UnsafeMutablePointer<UInt8>
+    let capacity: Int
+    private(set) var count = 0
 
-    static let capacity = 32
-
-    var count: Int { end - start }
-
-    subscript(position: Int) -> UInt8 {
-        withUnsafeBytes(of: storage) { $0[start + position] }
-    }
-
-    /// Appends a byte; bytes beyond the capacity are dropped (no number is that long).
-    mutating func append(_ byte: UInt8) {
-        if end == Self.capacity { shift(to: 0) }
-        guard end < Self.capacity else { return }
-        let position = end
-        withUnsafeMutableBytes(of: &storage) { $0[position] = byte }
-        end += 1
-    }
-
-    /// Puts a byte in front of the text.
-    mutating func prepend(_ byte: UInt8) {
-        if start == 0 { shift(to: Self.capacity - count) }
-        guard start > 0 else { return }
-        start -= 1
-        let position = start
-        withUnsafeMutableBytes(of: &storage) { $0[position] = byte }
-    }
-
-    /// Moves the text to begin at `newStart`, to make room at one end.
-    private mutating func shift(to newStart: Int) {
-        let (from, length) = (start, count)
-        guard newStart != from else { return }
-        withUnsafeMutableBytes(of: &storage) { bytes in
-            let base = bytes.baseAddress!
-            (base + newStart).copyMemory(from: base + from, byteCount: length)
-        }
-        start = newStart
-        end = newStart + length
+    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
     }
 
     mutating func write(_ string: String) {
@@ -249,14 +228,10 @@ private struct SmallText: TextOutputStream {
         for byte in buffer { append(byte) }
     }
 
-    /// Appends the text to `buffer` with one copy.
-    func append(to buffer: inout [UInt8]) {
-        let (from, length) = (start, count)
-        withUnsafeBytes(of: storage) { bytes in
-            bytes.withMemoryRebound(to: UInt8.self) { text in
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: text[from..<from + length]))
-            }
-        }
+    private mutating func append(_ byte: UInt8) {
+        guard count < capacity else { return }
+        base[count] = byte
+        count += 1
     }
 }
 
