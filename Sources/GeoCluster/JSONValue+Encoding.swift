@@ -128,6 +128,15 @@ extension JSONValue {
             // 0..<32: Swift's text; 32..<64: its significant digits; 64..<128: the result.
             var swiftText = ASCIISink(base: base, capacity: 32)
             value.write(to: &swiftText)
+            // Most numbers of an answer are coordinates such as "127.02758312225342": a
+            // value of at least 1 in plain notation, ending in a digit other than the 0 of
+            // an integral "….0". JavaScript writes those exactly as Swift does.
+            if base[0] >= UInt8(ascii: "1"), base[0] <= UInt8(ascii: "9"),
+               base[swiftText.count - 1] != UInt8(ascii: "0"),
+               !(0..<swiftText.count).contains(where: { base[$0] == UInt8(ascii: "e") }) {
+                buffer.append(contentsOf: UnsafeBufferPointer(start: base, count: swiftText.count))
+                return
+            }
             let digits = base + 32
             var k = 0
             var pointSeen = false

@@ -118,8 +118,12 @@ import Testing
     /// point, an exponent with an explicit sign).
     @Test func randomDoublesEncodeShortestAndRoundTrip() throws {
         var rng = SplitMix64(seed: 0x5EED_0002)
-        for _ in 0..<20_000 {
-            let value = Double(bitPattern: rng.next())
+        // Bit patterns cover every exponent; coordinates and large integers are the
+        // values answers are made of.
+        let values = (0..<20_000).map { _ in Double(bitPattern: rng.next()) }
+            + (0..<5_000).map { _ in Double(rng.next() % 360_000_000_000) / 1e9 - 180 + 1e-12 }
+            + [0x1p53 + 2, 0x1p60, 1e17, 1.2345678901234568e20, 0.5, 0.000001, 1.5e-7]
+        for value in values {
             guard value.isFinite else { continue }
             let text = Self.encoded(value)
             let parsed = try #require(Double(text), "\(text)")
