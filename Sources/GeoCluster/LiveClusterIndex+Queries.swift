@@ -364,8 +364,9 @@ extension LiveClusterIndex {
             }
             return
         }
-        for child in node.children {
-            collect(child, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
+        // By index: `for child in` would copy each child, retaining its three arrays.
+        for i in node.children.indices {
+            collect(node.children[i], level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
                     partition: partition, into: &contributions)
         }
     }
@@ -596,8 +597,8 @@ extension LiveClusterIndex {
             }
             return true
         }
-        for child in node.children {
-            if !walk(child, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body) { return false }
+        for i in node.children.indices {
+            if !walk(node.children[i], level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body) { return false }
         }
         return true
     }
@@ -626,18 +627,17 @@ extension QuadNode {
         return nx0 <= x1 && nx0 &+ span >= x0 && ny0 <= y1 && ny0 &+ span >= y0
     }
 
-    /// The first point's slot in quadtree order.
+    /// The first point's slot in quadtree order. Recursion borrows each node where a
+    /// loop over a `var node` would copy it.
     var firstSlot: UInt32 {
-        var node = self
-        while !node.isLeaf { node = node.children[0] }
-        return node.entries.first?.slot ?? UInt32.max
+        isLeaf ? entries.first?.slot ?? UInt32.max : children[0].firstSlot
     }
 
     func forEachEntry(_ body: (LeafEntry) -> Void) {
         if isLeaf {
             for entry in entries { body(entry) }
         } else {
-            for child in children { child.forEachEntry(body) }
+            for i in children.indices { children[i].forEachEntry(body) }
         }
     }
 }
