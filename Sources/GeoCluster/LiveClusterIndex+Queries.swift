@@ -371,7 +371,8 @@ extension LiveClusterIndex {
         }
     }
 
-    /// Sums contributions per cell, with counts per partition when the index keeps them.
+    /// Sums contributions per cell, with counts per partition when the index keeps them;
+    /// the grid comes indexed for ``Grid/find(_:_:)``.
     func fold(_ contributions: [Contribution]) -> Grid {
         let sorted = contributions.sorted { ($0.y, $0.x, $0.slot) < ($1.y, $1.x, $1.slot) }
         var grid = Grid(cells: [], histogram: [])
@@ -394,6 +395,7 @@ extension LiveClusterIndex {
             grid.cells[grid.cells.count - 1].histogramEnd = grid.histogram.count
         }
         if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
+        grid.index()
         return grid
     }
 
@@ -415,18 +417,31 @@ extension LiveClusterIndex {
         grid.cells[cell].histogramEnd = write
     }
 
+    /// A display group: its first cell and which of that cell's 8 neighbours belong to it
+    /// (bit `i` for `neighbourOffsets[i]`). A group never reaches beyond the 3 x 3 block
+    /// around its first cell, so these two say which cells it has, without an array of
+    /// them per group.
     struct Group {
         /// Index of the first cell in the grid.
         var first: Int
         var mask: UInt8
-        var members: [Int]
         var aggregate: NodeAggregate
+
+        var cellCount: Int { 1 + mask.nonzeroBitCount }
+    }
+
+    /// Calls `body` with the grid index of each cell of a group: the first, then its
+    /// neighbours in bit order.
+    func forEachCell(of group: Group, in grid: Grid, _ body: (Int) -> Void) {
+        body(group.first)
+        let fx = Int(grid.cells[group.first].x), fy = Int(grid.cells[group.first].y)
+        for (bit, offset) in Self.neighbourOffsets.enumerated() where group.mask & (1 << UInt8(bit)) != 0 {
+            if let j = grid.find(fx + offset.dx, fy + offset.dy) { body(j) }
+        }
     }
 
     /// Forms the display groups of a grid at zoom `z` (steps 2 and 3 above).
     func group(_ grid: Grid, zoom z: Int) -> [Group] {
-        var grid = grid
-        grid.index()
         let cells = grid.cells
         guard !cells.isEmpty else { return [] }
         let scale = Double(options.extent) * Double(UInt64(1) << UInt64(z))
@@ -443,14 +458,13 @@ extension LiveClusterIndex {
         var owner = [Int](repeating: -1, count: cells.count)
         var groups: [Group] = []
         for i in order where owner[i] < 0 {
-            var group = Group(first: i, mask: 0, members: [i], aggregate: cells[i].aggregate)
+            var group = Group(first: i, mask: 0, aggregate: cells[i].aggregate)
             owner[i] = groups.count
             for (bit, offset) in Self.neighbourOffsets.enumerated() {
                 guard let j = grid.find(Int(cells[i].x) + offset.dx, Int(cells[i].y) + offset.dy),
                       owner[j] < 0, close(cells[i].aggregate, cells[j].aggregate) else { continue }
                 owner[j] = groups.count
                 group.mask |= 1 << UInt8(bit)
-                group.members.append(j)
                 group.aggregate.add(cells[j].aggregate)
             }
             groups.append(group)
@@ -472,9 +486,8 @@ extension LiveClusterIndex {
                         continue
                     }
                     let (winner, loser) = Self.ranks(groups[a], before: groups[b]) ? (a, b) : (b, a)
-                    guard let mask = absorbedMask(groups[winner], groups[loser], cells) else { continue }
+                    guard let mask = absorbedMask(groups[winner], groups[loser], grid) else { continue }
                     groups[winner].mask = mask
-                    groups[winner].members += groups[loser].members
                     groups[winner].aggregate.add(groups[loser].aggregate)
                     alive[loser] = false
                     merged = true
@@ -488,13 +501,16 @@ extension LiveClusterIndex {
 
     /// The winner's mask with the loser's cells added, or `nil` when one of them is
     /// outside the 3 x 3 block around the winner's first cell.
-    func absorbedMask(_ winner: Group, _ loser: Group, _ cells: [GridCell]) -> UInt8? {
-        let fx = Int(cells[winner.first].x), fy = Int(cells[winner.first].y)
-        var mask = winner.mask
-        for m in loser.members {
-            let dx = Int(cells[m].x) - fx, dy = Int(cells[m].y) - fy
-            guard let bit = Self.neighbourOffsets.firstIndex(where: { $0.dx == dx && $0.dy == dy }) else { return nil }
-            mask |= 1 << UInt8(bit)
+    func absorbedMask(_ winner: Group, _ loser: Group, _ grid: Grid) -> UInt8? {
+        let fx = Int(grid.cells[winner.first].x), fy = Int(grid.cells[winner.first].y)
+        var mask: UInt8? = winner.mask
+        forEachCell(of: loser, in: grid) { m in
+            let dx = Int(grid.cells[m].x) - fx, dy = Int(grid.cells[m].y) - fy
+            guard let bit = Self.neighbourOffsets.firstIndex(where: { $0.dx == dx && $0.dy == dy }) else {
+                mask = nil
+                return
+            }
+            mask? |= 1 << UInt8(bit)
         }
         return mask
     }
@@ -521,7 +537,7 @@ extension LiveClusterIndex {
             return
         }
         let level = zoom + options.levelShift
-        if group.members.count == 1, grid.cells[group.first].aggregate.count == 1,
+        if group.cellCount == 1, grid.cells[group.first].aggregate.count == 1,
            let point = table[Int(grid.cells[group.first].slot)] {
             // The common case of one point: no second walk.
             let entry = LeafEntry(point.point, slot: grid.cells[group.first].slot, qx: point.qx, qy: point.qy)
@@ -530,7 +546,8 @@ extension LiveClusterIndex {
             }
             return
         }
-        var members = group.members.map { (grid.cells[$0].x, grid.cells[$0].y) }
+        var members: [(UInt32, UInt32)] = []
+        forEachCell(of: group, in: grid) { members.append((grid.cells[$0].x, grid.cells[$0].y)) }
         members.sort { ($0.1, $0.0) < ($1.1, $1.0) }
         for (cx, cy) in members {
             forEachPoint(level: level, cx: cx, cy: cy, filter: filter) { entry in
@@ -544,7 +561,7 @@ extension LiveClusterIndex {
 
     func summary(_ group: Group, grid: Grid) -> LiveSummary {
         var counts: [(partition: Int, count: Int)] = []
-        for m in group.members {
+        forEachCell(of: group, in: grid) { m in
             let cell = grid.cells[m]
             counts.append(contentsOf: grid.histogram[cell.histogramStart..<cell.histogramEnd])
         }

@@ -76,7 +76,8 @@ struct LiveClusterIndexTests {
             var expectedClusters: [Int: (count: Int, x: Double, y: Double, summary: LiveSummary)] = [:]
             var expectedPoints = Set<Int>()
             for group in groups {
-                let members = group.members.map { (x: grid.cells[$0].x, y: grid.cells[$0].y) }
+                var members: [(x: UInt32, y: UInt32)] = []
+                index.forEachCell(of: group, in: grid) { members.append((x: grid.cells[$0].x, y: grid.cells[$0].y)) }
                 if group.aggregate.count >= options.minPoints {
                     let first = grid.cells[group.first]
                     let id = index.clusterID(zoom: zoom, x: first.x, y: first.y, mask: group.mask)
