@@ -189,6 +189,130 @@ struct ViewerPageTests {
         }
     }
 
+    /// What the page shows: its view from the URL it keeps, and what it last drew.
+    struct PageState {
+        var longitude: Double, latitude: Double, zoom: Double
+        var bbox: String, clusters: String, points: String
+        var width: Double, height: Double
+    }
+
+    static func state(of browser: DevToolsPipe) throws -> PageState {
+        let value = try browser.evaluate("""
+            (() => { const q = new URLSearchParams(location.search), s = document.getElementById("status"),
+                           c = document.getElementById("map");
+                     return { lon: q.get("lon"), lat: q.get("lat"), zoom: q.get("zoom"), bbox: s.dataset.bbox,
+                              clusters: s.dataset.clusters, points: s.dataset.points,
+                              width: c.clientWidth, height: c.clientHeight }; })()
+            """)
+        return PageState(longitude: Double(value["lon"]?.stringValue ?? "") ?? .nan,
+                         latitude: Double(value["lat"]?.stringValue ?? "") ?? .nan,
+                         zoom: Double(value["zoom"]?.stringValue ?? "") ?? .nan,
+                         bbox: value["bbox"]?.stringValue ?? "", clusters: value["clusters"]?.stringValue ?? "",
+                         points: value["points"]?.stringValue ?? "",
+                         width: value["width"]?.doubleValue ?? 0, height: value["height"]?.doubleValue ?? 0)
+    }
+
+    /// Runs `action`, then waits until the page has asked for and drawn its new view.
+    static func afterRedraw(_ browser: DevToolsPipe, _ action: () throws -> Void) throws -> PageState {
+        _ = try browser.evaluate(#"document.getElementById("status").dataset.bbox = """#)
+        try action()
+        try browser.wait(until: #"document.getElementById("status").dataset.bbox !== """#)
+        return try state(of: browser)
+    }
+
+    /// The page drew exactly what the API answers for the view it reports.
+    static func expectDrawnAsAnswered(_ state: PageState, client: any TestClientProtocol) async throws {
+        let answer = try await client.get("/v1/layers/kr_cities/clusters?bbox=\(state.bbox)&zoom=\(Int(state.zoom))").json
+        let features = try #require(answer["features"]?.arrayValue)
+        let clusters = features.filter { $0["properties"]?["cluster"] == true }.count
+        #expect(state.clusters == "\(clusters)" && state.points == "\(features.count - clusters)",
+                "drew \(state.clusters) clusters and \(state.points) points at z\(state.zoom)")
+    }
+
+    /// A click on a cluster zooms to its expansion zoom centred on it, a drag pans by the
+    /// distance dragged, and the wheel zooms in keeping the place under the pointer where
+    /// it is: mouse events sent to the page through the DevTools protocol, as a user's.
+    @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
+    func clickDragAndWheelMoveTheView() async throws {
+        try await Self.withSampleServer { client, port in
+            let browser = try DevToolsPipe(browser: try #require(HeadlessBrowser.path),
+                                           width: HeadlessBrowser.window.width, height: HeadlessBrowser.window.height)
+            try browser.open("http://127.0.0.1:\(port)/?layer=kr_cities&lon=127.8&lat=36.3&zoom=7")
+            try browser.wait(until: #"document.getElementById("status")?.dataset.bbox !== undefined"#)
+            let start = try Self.state(of: browser)
+            #expect(start.zoom == 7)
+            try await Self.expectDrawnAsAnswered(start, client: client)
+
+            // Click: the largest cluster clear of the panel and the edges that no other
+            // feature's circle covers (the page draws a cluster with a radius of
+            // min(28, 10 + 3 log2 count) pixels, a point with 5).
+            func screen(_ longitude: Double, _ latitude: Double, in state: PageState) -> (x: Double, y: Double) {
+                let point = Self.worldPixel(longitude: longitude, latitude: latitude, zoom: state.zoom)
+                let center = Self.worldPixel(longitude: state.longitude, latitude: state.latitude, zoom: state.zoom)
+                return (point.x - center.x + state.width / 2, point.y - center.y + state.height / 2)
+            }
+            let answer = try await client.get("/v1/layers/kr_cities/clusters?bbox=\(start.bbox)&zoom=7").json
+            let drawn = try #require(answer["features"]?.arrayValue).compactMap { feature -> (JSONValue, Double, Double, Double)? in
+                guard let pair = feature["geometry"]?["coordinates"]?.arrayValue,
+                      let lon = pair[0].doubleValue, let lat = pair[1].doubleValue else { return nil }
+                let (x, y) = screen(lon, lat, in: start)
+                let count = feature["properties"]?["point_count"]?.doubleValue ?? 0
+                return (feature, x, y, count > 0 ? min(28, 10 + 3 * log2(count)) : 5)
+            }
+            let target = try #require(drawn.filter { feature, x, y, _ in
+                feature["properties"]?["cluster"] == true
+                    && x > 40 && y > 40 && x < start.width - 40 && y < start.height - 40
+                    && !(x < Double(Self.panel.width) + 30 && y < Double(Self.panel.height) + 30)
+                    && drawn.allSatisfy { other, ox, oy, radius in
+                        (ox == x && oy == y) || hypot(ox - x, oy - y) > radius + 2
+                    }
+            }.map(\.0).max { ($0["properties"]?["point_count"]?.intValue ?? 0) < ($1["properties"]?["point_count"]?.intValue ?? 0) },
+                                      "a cluster to click")
+            let id = try #require(target["properties"]?["cluster_id"]?.intValue)
+            let pair = target["geometry"]?["coordinates"]?.arrayValue ?? []
+            let coordinates = pair.compactMap(\.doubleValue)
+            try #require(coordinates.count == 2)
+            let expansion = try await client.get("/v1/layers/kr_cities/clusters/\(id)/expansion-zoom").json
+            let (x, y) = screen(coordinates[0], coordinates[1], in: start)
+            let expanded = try Self.afterRedraw(browser) {
+                try browser.mouse("mousePressed", x: x, y: y, buttons: 1)
+                try browser.mouse("mouseReleased", x: x, y: y)
+            }
+            #expect(expanded.zoom == expansion["expansion_zoom"]?.doubleValue)
+            #expect(abs(expanded.longitude - coordinates[0]) < 1e-5 && abs(expanded.latitude - coordinates[1]) < 1e-5,
+                    "centred on \(expanded.longitude),\(expanded.latitude), not on the cluster at \(coordinates)")
+            try await Self.expectDrawnAsAnswered(expanded, client: client)
+
+            // Drag 120 px right and 80 px down: the map moves with the pointer.
+            let (cx, cy) = (expanded.width / 2, expanded.height / 2)
+            let dragged = try Self.afterRedraw(browser) {
+                try browser.mouse("mousePressed", x: cx, y: cy, buttons: 1)
+                try browser.mouse("mouseMoved", x: cx + 60, y: cy + 40, buttons: 1)
+                try browser.mouse("mouseMoved", x: cx + 120, y: cy + 80, buttons: 1)
+                try browser.mouse("mouseReleased", x: cx + 120, y: cy + 80)
+            }
+            let before = Self.worldPixel(longitude: expanded.longitude, latitude: expanded.latitude, zoom: expanded.zoom)
+            let expected = Self.coordinate(x: before.x - 120, y: before.y - 80, zoom: expanded.zoom)
+            #expect(dragged.zoom == expanded.zoom)
+            #expect(abs(dragged.longitude - expected.longitude) < 1e-4 && abs(dragged.latitude - expected.latitude) < 1e-4,
+                    "centre \(dragged.longitude),\(dragged.latitude), expected \(expected)")
+            try await Self.expectDrawnAsAnswered(dragged, client: client)
+
+            // Wheel up at a point off centre: one zoom in, that point stays under the pointer.
+            let (ax, ay) = (dragged.width * 0.7, dragged.height * 0.7)
+            let center = Self.worldPixel(longitude: dragged.longitude, latitude: dragged.latitude, zoom: dragged.zoom)
+            let anchor = Self.coordinate(x: center.x + ax - dragged.width / 2, y: center.y + ay - dragged.height / 2,
+                                         zoom: dragged.zoom)
+            let zoomed = try Self.afterRedraw(browser) {
+                try browser.mouse("mouseWheel", x: ax, y: ay, deltaY: -120)
+            }
+            #expect(zoomed.zoom == dragged.zoom + 1)
+            let anchorNow = screen(anchor.longitude, anchor.latitude, in: zoomed)
+            #expect(abs(anchorNow.x - ax) < 1 && abs(anchorNow.y - ay) < 1, "the point under the pointer moved to \(anchorNow)")
+            try await Self.expectDrawnAsAnswered(zoomed, client: client)
+        }
+    }
+
     @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
     func browserMarksThePlacesReachableFromAStation() async throws {
         let departure = "2025-06-01T15:00:00%2B09:00", now = "2025-06-01T13:30:00%2B09:00"
