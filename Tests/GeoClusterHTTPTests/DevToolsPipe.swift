@@ -8,7 +8,10 @@ import Glibc
 /// the browser reads commands from its file descriptor 3 and writes answers and events to
 /// 4, each message a JSON text ended by a NUL byte. With it a test can press, drag and
 /// wheel the mouse on a page as a user does and read the page's state back.
-final class DevToolsPipe {
+///
+/// Calls block until the browser answers, so they belong on a thread of their own (see
+/// ``detached(_:)``), one at a time: the state is not guarded.
+final class DevToolsPipe: @unchecked Sendable {
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
@@ -135,7 +138,7 @@ final class DevToolsPipe {
         }
     }
 
-    /// The next message from the browser, waiting at most 20 s for it.
+    /// The next message from the browser, waiting at most 60 s for it.
     private func readMessage() throws -> JSONValue {
         while true {
             if let end = pending.firstIndex(of: 0) {
@@ -144,11 +147,20 @@ final class DevToolsPipe {
                 return try JSONValue.parse(text)
             }
             var poller = pollfd(fd: fromBrowser, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 20_000) == 1 else { throw Failure(description: "the browser did not answer") }
+            guard poll(&poller, 1, 60_000) == 1 else { throw Failure(description: "the browser did not answer") }
             var chunk = [UInt8](repeating: 0, count: 65_536)
             let n = chunk.withUnsafeMutableBytes { read(fromBrowser, $0.baseAddress, $0.count) }
             guard n > 0 else { throw Failure(description: "the browser closed its pipe") }
             pending.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// Runs blocking work on a thread of its own. Waiting for the browser on one of the
+    /// few threads of Swift's cooperative pool would starve the server under test, whose
+    /// handlers run there, and so the very page the test waits for.
+    static func detached<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
         }
     }
 

@@ -213,11 +213,14 @@ struct ViewerPageTests {
     }
 
     /// Runs `action`, then waits until the page has asked for and drawn its new view.
-    static func afterRedraw(_ browser: DevToolsPipe, _ action: () throws -> Void) throws -> PageState {
-        _ = try browser.evaluate(#"document.getElementById("status").dataset.bbox = """#)
-        try action()
-        try browser.wait(until: #"document.getElementById("status").dataset.bbox !== """#)
-        return try state(of: browser)
+    static func afterRedraw(_ browser: DevToolsPipe, _ action: @escaping @Sendable () throws -> Void) async throws
+        -> PageState {
+        try await DevToolsPipe.detached {
+            _ = try browser.evaluate(#"document.getElementById("status").dataset.bbox = """#)
+            try action()
+            try browser.wait(until: #"document.getElementById("status").dataset.bbox !== """#, seconds: 60)
+            return try state(of: browser)
+        }
     }
 
     /// The page drew exactly what the API answers for the view it reports.
@@ -235,11 +238,14 @@ struct ViewerPageTests {
     @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
     func clickDragAndWheelMoveTheView() async throws {
         try await Self.withSampleServer { client, port in
-            let browser = try DevToolsPipe(browser: try #require(HeadlessBrowser.path),
-                                           width: HeadlessBrowser.window.width, height: HeadlessBrowser.window.height)
-            try browser.open("http://127.0.0.1:\(port)/?layer=kr_cities&lon=127.8&lat=36.3&zoom=7")
-            try browser.wait(until: #"document.getElementById("status")?.dataset.bbox !== undefined"#)
-            let start = try Self.state(of: browser)
+            let path = try #require(HeadlessBrowser.path)
+            let browser = try DevToolsPipe(browser: path, width: HeadlessBrowser.window.width,
+                                           height: HeadlessBrowser.window.height)
+            let start = try await DevToolsPipe.detached {
+                try browser.open("http://127.0.0.1:\(port)/?layer=kr_cities&lon=127.8&lat=36.3&zoom=7")
+                try browser.wait(until: #"document.getElementById("status")?.dataset.bbox !== undefined"#, seconds: 60)
+                return try Self.state(of: browser)
+            }
             #expect(start.zoom == 7)
             try await Self.expectDrawnAsAnswered(start, client: client)
 
@@ -274,7 +280,7 @@ struct ViewerPageTests {
             try #require(coordinates.count == 2)
             let expansion = try await client.get("/v1/layers/kr_cities/clusters/\(id)/expansion-zoom").json
             let (x, y) = screen(coordinates[0], coordinates[1], in: start)
-            let expanded = try Self.afterRedraw(browser) {
+            let expanded = try await Self.afterRedraw(browser) {
                 try browser.mouse("mousePressed", x: x, y: y, buttons: 1)
                 try browser.mouse("mouseReleased", x: x, y: y)
             }
@@ -285,7 +291,7 @@ struct ViewerPageTests {
 
             // Drag 120 px right and 80 px down: the map moves with the pointer.
             let (cx, cy) = (expanded.width / 2, expanded.height / 2)
-            let dragged = try Self.afterRedraw(browser) {
+            let dragged = try await Self.afterRedraw(browser) {
                 try browser.mouse("mousePressed", x: cx, y: cy, buttons: 1)
                 try browser.mouse("mouseMoved", x: cx + 60, y: cy + 40, buttons: 1)
                 try browser.mouse("mouseMoved", x: cx + 120, y: cy + 80, buttons: 1)
@@ -303,7 +309,7 @@ struct ViewerPageTests {
             let center = Self.worldPixel(longitude: dragged.longitude, latitude: dragged.latitude, zoom: dragged.zoom)
             let anchor = Self.coordinate(x: center.x + ax - dragged.width / 2, y: center.y + ay - dragged.height / 2,
                                          zoom: dragged.zoom)
-            let zoomed = try Self.afterRedraw(browser) {
+            let zoomed = try await Self.afterRedraw(browser) {
                 try browser.mouse("mouseWheel", x: ax, y: ay, deltaY: -120)
             }
             #expect(zoomed.zoom == dragged.zoom + 1)
