@@ -369,7 +369,7 @@ private enum LayerAnswer {
             value.encode(into: &output)
         case let .radiusFeatures(features, layer):
             GeoJSON.encodeFeatureCollection(count: features.count, into: &output) { position, output in
-                features[position].encodeGeoJSON(into: &output) { index, output in layer.features[index].encode(into: &output) }
+                features[position].encodeGeoJSON(into: &output) { index, output in layer.features.encode(index, into: &output) }
             }
         case let .liveFeatures(answer, layer):
             layer.encodeGeoJSON(answer, into: &output)

@@ -11,8 +11,9 @@ public enum LayerKind: String, Sendable, CaseIterable {
 public struct Layer: Sendable {
     public let name: String
     public let kind: LayerKind
-    /// The input features exactly as given; single points are answered with these.
-    public let features: [JSONValue]
+    /// The input features as given, kept as their JSON text; single points are answered
+    /// with these.
+    public let features: EncodedFeatures
     public let index: RadiusClusterIndex
     /// `[west, south, east, north]` of the points, `nil` for an empty layer.
     public let bounds: [Double]?
@@ -44,7 +45,7 @@ public struct Layer: Sendable {
         self.buildSeconds = (ContinuousClock.now - start).inSeconds
         self.name = name
         self.kind = kind
-        self.features = features
+        self.features = EncodedFeatures(features)
         self.bounds = features.isEmpty ? nil : [west, south, east, north]
     }
 

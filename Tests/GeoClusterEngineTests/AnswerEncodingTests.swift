@@ -82,4 +82,28 @@ struct AnswerEncodingTests {
             .encodeGeoJSON(into: &point) { index, buffer in buffer.append(contentsOf: "point \(index)".utf8) }
         #expect(point == Array("point 7".utf8))
     }
+
+    /// A radius layer keeps its features as text: each reads back as the value given and
+    /// writes the text `JSON.stringify` would.
+    @Test func encodedFeaturesReadBackAsGiven() throws {
+        let features: [JSONValue] = [
+            GeoJSON.pointFeature(coordinate: Coordinate(longitude: -179.99999999999997, latitude: 1e-7), properties: .null),
+            GeoJSON.pointFeature(coordinate: Coordinate(longitude: 126.97, latitude: 37.55),
+                                 properties: ["name": "서울역 \"Seoul\"\n\u{1}", "tags": ["a", 1.5, true, .null],
+                                              "nested": ["deeper": ["deepest": [[[]]]]], "big": 1e21, "tiny": .number(Double.leastNonzeroMagnitude)],
+                                 id: "s-1"),
+            .object(["type": "Feature", "geometry": ["type": "Point", "coordinates": [0, 0, 12.5]], "id": 7,
+                     "properties": [:]]),
+        ]
+        let encoded = EncodedFeatures(features)
+        #expect(encoded.count == features.count)
+        for (i, feature) in features.enumerated() {
+            #expect(encoded[i] == feature)
+            var text: [UInt8] = []
+            encoded.encode(i, into: &text)
+            #expect(text == Array(feature.jsonString.utf8))
+        }
+        #expect(encoded.byteCount == features.map(\.jsonString.utf8.count).reduce(0, +))
+        #expect(EncodedFeatures([]).isEmpty)
+    }
 }
