@@ -83,6 +83,7 @@ let package = Package(
         .executableTarget(
             name: "geo-cluster",
             dependencies: [
+                "GeoCluster",
                 "GeoClusterEngine",
                 "GeoClusterHTTP",
                 "GeoClusterStore",

@@ -1,3 +1,4 @@
+import GeoCluster
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,14 +37,8 @@ enum ProcessUsage {
         return usage.ru_maxrss * 1_024
     }
 
-    /// Returns free heap pages to the system with glibc's `malloc_trim(0)`, so that
-    /// resident memory counts live data. Looked up at run time because Swift's Glibc
-    /// module does not declare it; a no-op where it is missing.
+    /// Returns free heap pages to the system, so that resident memory counts live data.
     static func trim() {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") else { return }
-        typealias MallocTrim = @convention(c) (Int) -> Int32
-        _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
-        #endif
+        HeapTrim.releaseFreePages()
     }
 }
