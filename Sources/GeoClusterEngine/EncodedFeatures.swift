@@ -6,11 +6,14 @@ import GeoCluster
 /// object and coordinate array, each a heap allocation); its text takes about 120. And a
 /// clusters answer copies a point's text instead of walking its tree. A feature read by
 /// position is parsed from its text again, which costs about a microsecond: fine for
-/// pages of leaves and for tiles, which show at most a few hundred points.
+/// pages of leaves. Tiles, which can hold hundreds of points and are a map's most
+/// frequent request, need only each point's `properties` and `id`; those stay values.
 public struct EncodedFeatures: RandomAccessCollection, Sendable {
     private let text: [UInt8]
     /// Where each feature's text ends; it starts where the previous one's ends.
     private let ends: [Int]
+    private let properties: [JSONValue]
+    private let ids: [JSONValue?]
 
     /// Encodes `features` as `JSON.stringify` would write them.
     public init(_ features: [JSONValue]) {
@@ -24,6 +27,8 @@ public struct EncodedFeatures: RandomAccessCollection, Sendable {
         }
         self.text = text
         self.ends = ends
+        properties = features.map { $0["properties"] ?? .null }
+        ids = features.map { $0["id"] }
     }
 
     public var startIndex: Int { 0 }
@@ -39,6 +44,12 @@ public struct EncodedFeatures: RandomAccessCollection, Sendable {
         // value; the depth limit is no lower than that of any value it could have come from.
         (try? JSONValue.parse(text[range(position)], maxDepth: .max)) ?? .null
     }
+
+    /// The `properties` member of the feature at `position` (`null` when it has none).
+    public func properties(at position: Int) -> JSONValue { properties[position] }
+
+    /// The `id` member of the feature at `position`, if it has one.
+    public func id(at position: Int) -> JSONValue? { ids[position] }
 
     /// Appends the text of the feature at `position`.
     public func encode(_ position: Int, into buffer: inout [UInt8]) {

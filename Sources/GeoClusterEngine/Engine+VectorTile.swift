@@ -28,8 +28,8 @@ extension Engine {
             var tile = VectorTileLayer(name: layer.name, extent: layer.index.options.extent)
             for feature in features {
                 if case let .point(index) = feature.kind {
-                    let source = layer.features[index]
-                    tile.append(feature, pointProperties: source["properties"] ?? .null, pointID: source["id"])
+                    tile.append(feature, pointProperties: layer.features.properties(at: index),
+                                pointID: layer.features.id(at: index))
                 } else {
                     tile.append(feature, pointProperties: .null, pointID: nil)
                 }

@@ -224,9 +224,11 @@ public final class Engine: Sendable {
             let features = try core(field: "z") { () throws(GeoClusterError) in try layer.index.tile(address) }
             try checkSize(features.count)
             let rendered = features.map { feature -> JSONValue in
-                let pointIndex: Int = if case let .point(index) = feature.kind { index } else { 0 }
-                let source = layer.features.isEmpty ? JSONValue.null : layer.features[pointIndex]
-                return feature.geoJSONVT(pointTags: source["properties"] ?? .null, pointID: source["id"])
+                guard case let .point(index) = feature.kind else {
+                    return feature.geoJSONVT(pointTags: .null, pointID: nil)
+                }
+                return feature.geoJSONVT(pointTags: layer.features.properties(at: index),
+                                         pointID: layer.features.id(at: index))
             }
             return .value(tileObject(address, extent: layer.index.options.extent, features: rendered))
 

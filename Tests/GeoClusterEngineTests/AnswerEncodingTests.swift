@@ -99,6 +99,7 @@ struct AnswerEncodingTests {
         #expect(encoded.count == features.count)
         for (i, feature) in features.enumerated() {
             #expect(encoded[i] == feature)
+            #expect(encoded.properties(at: i) == feature["properties"] && encoded.id(at: i) == feature["id"])
             var text: [UInt8] = []
             encoded.encode(i, into: &text)
             #expect(text == Array(feature.jsonString.utf8))
