@@ -76,6 +76,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // gzip response bodies through zlib (Debian zlib1g-dev).
                 .product(name: "CompressNIO", package: "compress-nio"),
+                // A channel handler of our own (FlushBeforeClose).
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

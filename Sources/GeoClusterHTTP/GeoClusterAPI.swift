@@ -327,6 +327,7 @@ extension GeoClusterAPI {
         return Application(
             router: makeRouter(),
             server: .http1(configuration: HTTP1Channel.Configuration(
+                additionalChannelHandlers: [FlushBeforeClose()],
                 idleTimeout: limits.idleTimeoutSeconds.map { .seconds(Int64($0)) })),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "geo-cluster",

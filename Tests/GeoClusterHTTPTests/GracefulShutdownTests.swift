@@ -6,8 +6,8 @@ import Testing
 import Glibc
 #endif
 
-/// `geo-cluster serve` as a process: SIGTERM lets an answer in progress finish, then the
-/// process exits with status 0.
+/// `geo-cluster serve` as a process: SIGTERM lets an answer in progress finish, to its
+/// last byte even for a client that reads slowly, then the process exits with status 0.
 @Suite(.serialized)
 struct GracefulShutdownTests {
     /// A layer of `count` points on a grid over Korea, in a fresh temporary directory.
@@ -65,10 +65,13 @@ struct GracefulShutdownTests {
         // The answer has begun; stop the server and let it finish.
         #expect(kill(process.processIdentifier, SIGTERM) == 0)
         _ = try Self.waitForLine(containing: "Signal caught", in: stderr.fileHandleForReading, buffer: &pending)
+        // Slowly, to the end: the server must not close the connection while the end of
+        // the answer still waits for this side to take it.
         while true {
-            let more = try connection.receive()
+            let more = try connection.receive(maxBytes: 4_096)
             if more.isEmpty { break }
             received += more
+            usleep(500)
         }
         process.waitUntilExit()
         #expect(process.terminationReason == .exit)
@@ -123,9 +126,10 @@ final class LoopbackConnection {
         }
     }
 
-    /// The next bytes that arrive, empty once the peer has closed the connection.
-    func receive() throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+    /// The next bytes that arrive (at most `maxBytes`), empty once the peer has closed
+    /// the connection.
+    func receive(maxBytes: Int = 64 << 10) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: maxBytes)
         let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
         guard count >= 0 else { throw Failure(description: "recv: errno \(errno)") }
         return Array(buffer.prefix(count))
