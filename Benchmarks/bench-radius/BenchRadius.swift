@@ -93,14 +93,14 @@ struct Measure: ParsableCommand {
         let views = try Float64File.read(viewports).viewports()
         let options = RadiusClusterOptions(radiusPixels: radius, extent: extent, minZoom: minZoom, maxZoom: maxZoom)
 
-        ProcessUsage.trim()
+        HeapTrim.releaseFreePages()
         let beforeBuildBytes = ProcessUsage.residentBytes()
         let buildStart = ProcessUsage.nanoseconds(CLOCK_MONOTONIC)
         let buildStartCPUSeconds = ProcessUsage.cpuSeconds()
         let index = try RadiusClusterIndex(coordinates: coordinates, options: options)
         let buildCPUSeconds = ProcessUsage.cpuSeconds() - buildStartCPUSeconds
         let buildSeconds = Double(ProcessUsage.nanoseconds(CLOCK_MONOTONIC) - buildStart) * 1e-9
-        ProcessUsage.trim()
+        HeapTrim.releaseFreePages()
         let afterBuildBytes = ProcessUsage.residentBytes()
 
         // Pass 0 warms up and counts features. The next `rounds` passes are timed by the

@@ -1,4 +1,3 @@
-import GeoCluster
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,10 +34,5 @@ enum ProcessUsage {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return usage.ru_maxrss * 1_024
-    }
-
-    /// Returns free heap pages to the system, so that resident memory counts live data.
-    static func trim() {
-        HeapTrim.releaseFreePages()
     }
 }

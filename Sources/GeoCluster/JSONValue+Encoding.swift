@@ -91,7 +91,7 @@ extension JSONValue {
     }
 
     /// Writes an integer in decimal, as JavaScript writes integral numbers.
-    public static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
+    private static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { scratch in
             // Digits right to left at the end of the scratch space, then one append.
             let end = scratch.baseAddress! + 24

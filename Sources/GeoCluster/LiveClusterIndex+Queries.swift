@@ -364,9 +364,8 @@ extension LiveClusterIndex {
             }
             return
         }
-        // By index: `for child in` would copy each child, retaining its three arrays.
-        for i in node.children.indices {
-            collect(node.children[i], level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
+        for child in node.children {
+            collect(child, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
                     partition: partition, into: &contributions)
         }
     }
@@ -614,8 +613,8 @@ extension LiveClusterIndex {
             }
             return true
         }
-        for i in node.children.indices {
-            if !walk(node.children[i], level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body) { return false }
+        for child in node.children {
+            if !walk(child, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body) { return false }
         }
         return true
     }
@@ -644,17 +643,18 @@ extension QuadNode {
         return nx0 <= x1 && nx0 &+ span >= x0 && ny0 <= y1 && ny0 &+ span >= y0
     }
 
-    /// The first point's slot in quadtree order. Recursion borrows each node where a
-    /// loop over a `var node` would copy it.
+    /// The first point's slot in quadtree order.
     var firstSlot: UInt32 {
-        isLeaf ? entries.first?.slot ?? UInt32.max : children[0].firstSlot
+        var node = self
+        while !node.isLeaf { node = node.children[0] }
+        return node.entries.first?.slot ?? UInt32.max
     }
 
     func forEachEntry(_ body: (LeafEntry) -> Void) {
         if isLeaf {
             for entry in entries { body(entry) }
         } else {
-            for i in children.indices { children[i].forEachEntry(body) }
+            for child in children { child.forEachEntry(body) }
         }
     }
 }

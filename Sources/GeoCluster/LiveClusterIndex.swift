@@ -700,7 +700,7 @@ struct QuadNode: Sendable {
         if isLeaf {
             result.append(contentsOf: entries)
         } else {
-            for i in children.indices { children[i].collectEntries(into: &result) }
+            for child in children { child.collectEntries(into: &result) }
         }
     }
 
@@ -721,7 +721,7 @@ struct QuadNode: Sendable {
             }
             return
         }
-        for i in children.indices { children[i].extremes(&minX, &minY, &maxX, &maxY) }
+        for child in children { child.extremes(&minX, &minY, &maxX, &maxY) }
     }
 
     /// Verifies the node's invariants; for tests.

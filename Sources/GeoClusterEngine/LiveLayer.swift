@@ -45,9 +45,7 @@ public struct LiveLayer: Sendable {
         var points: [LivePoint] = []
         points.reserveCapacity(records.count)
         for (slot, record) in records.enumerated() {
-            guard record.idKey.isEmpty || slots[record.idKey] == nil else {
-                throw .duplicateID(layer: name, index: slot, id: record.idKey)
-            }
+            let key = try key(of: record, slot: slot, position: slot)
             let point = livePoint(record)
             do {
                 try LiveClusterIndex.validate(point, slot: slot)
@@ -56,7 +54,7 @@ public struct LiveLayer: Sendable {
             }
             points.append(point)
             self.records.append(record)
-            slots[record.idKey.isEmpty ? "#\(slot)" : record.idKey] = slot
+            slots[key] = slot
         }
         index.load(points)
         buildSeconds = (ContinuousClock.now - start).inSeconds
@@ -78,13 +76,9 @@ public struct LiveLayer: Sendable {
 
     /// Adds a record whose id is new; `index` is its position in the batch, for errors.
     mutating func insert(_ record: LayerRecord, index position: Int) throws(EngineError) {
-        guard record.idKey.isEmpty || slots[record.idKey] == nil else {
-            throw .duplicateID(layer: name, index: position, id: record.idKey)
-        }
-        let slot = freeSlots.popLast() ?? index.slotCount
-        // A record without an id (allowed in generic point layers) cannot be addressed by
-        // writes; it is keyed by its slot so that it never collides.
-        let key = record.idKey.isEmpty ? "#\(slot)" : record.idKey
+        let slot = freeSlots.last ?? index.slotCount
+        let key = try key(of: record, slot: slot, position: position)
+        if !freeSlots.isEmpty { freeSlots.removeLast() }
         let point = livePoint(record)
         do {
             try index.insert(point, slot: slot)
@@ -94,6 +88,16 @@ public struct LiveLayer: Sendable {
         }
         if slot == records.count { records.append(record) } else { records[slot] = record }
         slots[key] = slot
+    }
+
+    /// The key a new record is found by in `slots`: its id, which no record may hold yet
+    /// (`duplicate_id` names the record's `position` in its batch). A record without an id
+    /// (allowed in generic point layers) cannot be addressed by writes; it is keyed by its
+    /// slot so that it never collides.
+    private func key(of record: LayerRecord, slot: Int, position: Int) throws(EngineError) -> String {
+        if record.idKey.isEmpty { return "#\(slot)" }
+        guard slots[record.idKey] == nil else { throw .duplicateID(layer: name, index: position, id: record.idKey) }
+        return record.idKey
     }
 
     /// Adds a record or replaces the one with the same id (moved, changed or both).

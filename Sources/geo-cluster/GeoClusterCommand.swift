@@ -69,7 +69,8 @@ struct LayerSourceOptions: ParsableArguments {
         }
         let engine = try Engine(entries: layers, networks: networks)
         // Loading parsed every file into JSON trees that are garbage now; without this
-        // the process would keep the memory they took (about 500 MB for 1M points).
+        // the process would keep the memory they took (a 1M-point radius layer: 756 MB
+        // resident without, 368 MB with).
         HeapTrim.releaseFreePages()
         return (engine, journal)
     }
