@@ -22,8 +22,15 @@ public struct KDTree: Sendable {
     public var count: Int { ids.count }
 
     /// Indexes the points `(x[i], y[i])`; the item ids reported by queries are the `i`.
+    /// Large inputs are sorted on two threads when there is a second core.
     /// - Precondition: `x.count == y.count`, fewer than 2^32 points, `nodeSize >= 1`.
     public init(x: [Double], y: [Double], nodeSize: Int = 64) {
+        self.init(x: x, y: y, nodeSize: nodeSize, usingSecondCore: BackgroundJob.hasSecondCore)
+    }
+
+    /// As ``init(x:y:nodeSize:)``, on one thread when `usingSecondCore` is false; the
+    /// result is the same either way.
+    init(x: [Double], y: [Double], nodeSize: Int, usingSecondCore: Bool) {
         precondition(x.count == y.count, "x and y must have the same length")
         precondition(x.count < Int(UInt32.max), "a KDTree holds fewer than 2^32 points")
         precondition(nodeSize >= 1, "nodeSize must be at least 1")
@@ -36,12 +43,16 @@ public struct KDTree: Sendable {
             coords[2 * i] = Float(x[i])
             coords[2 * i + 1] = Float(y[i])
         }
-        var sorter = Sorter(ids: ids, coords: coords, nodeSize: nodeSize)
-        ids = []
-        coords = []
-        sorter.sort(left: 0, right: n - 1, axis: 0)
-        self.ids = sorter.ids
-        self.coords = sorter.coords
+        if n > 0 {
+            ids.withUnsafeMutableBufferPointer { ids in
+                coords.withUnsafeMutableBufferPointer { coords in
+                    let sorter = Sorter(ids: ids.baseAddress!, coords: coords.baseAddress!, nodeSize: nodeSize)
+                    sorter.sortAll(count: n, usingSecondCore: usingSecondCore)
+                }
+            }
+        }
+        self.ids = ids
+        self.coords = coords
     }
 
     /// Appends to `result` the ids of all items with `minX <= x <= maxX` and
@@ -76,6 +87,17 @@ public struct KDTree: Sendable {
     /// Appends to `result` the ids of all items within Euclidean distance `radius`
     /// (inclusive) of `(qx, qy)`, in kdbush's traversal order.
     public func within(x qx: Double, y qy: Double, radius: Double, into result: inout [UInt32]) {
+        guard count > 0 else { return }
+        ids.withUnsafeBufferPointer { ids in
+            coords.withUnsafeBufferPointer { coords in
+                Self.within(ids: ids.baseAddress!, coords: coords.baseAddress!, count: count, nodeSize: nodeSize,
+                            x: qx, y: qy, radius: radius, into: &result)
+            }
+        }
+    }
+
+    private static func within(ids: UnsafePointer<UInt32>, coords: UnsafePointer<Float>, count: Int, nodeSize: Int,
+                               x qx: Double, y qy: Double, radius: Double, into result: inout [UInt32]) {
         let r2 = radius * radius
         var stack = TraversalStack()
         stack.push(0, count - 1, 0)
@@ -163,12 +185,34 @@ private struct TraversalStack {
 }
 
 /// The kd-sort of kdbush: recursive median split with Floyd-Rivest selection.
-private struct Sorter {
-    var ids: [UInt32]
-    var coords: [Float]
+///
+/// It works in place through pointers so that, with a second core, the two halves of a
+/// large tree are sorted at the same time: they are disjoint ranges of the same storage,
+/// which is what makes sharing the pointers between the threads safe.
+private struct Sorter: @unchecked Sendable {
+    let ids: UnsafeMutablePointer<UInt32>
+    let coords: UnsafeMutablePointer<Float>
     let nodeSize: Int
 
-    mutating func sort(left: Int, right: Int, axis: Int) {
+    /// Items from which the halves are sorted on two threads: below it, handing the work
+    /// over costs more than it saves.
+    static let parallelMinimum = 1 << 15
+
+    /// Sorts positions `0..<count`, the right half on another thread when it pays.
+    func sortAll(count: Int, usingSecondCore: Bool) {
+        let right = count - 1
+        guard usingSecondCore, count >= Self.parallelMinimum, right > nodeSize else {
+            sort(left: 0, right: right, axis: 0)
+            return
+        }
+        let m = right >> 1
+        select(k: m, left: 0, right: right, axis: 0)
+        let upperHalf = BackgroundJob { [self] _ in sort(left: m + 1, right: right, axis: 1) }
+        sort(left: 0, right: m - 1, axis: 1)
+        upperHalf.complete()
+    }
+
+    func sort(left: Int, right: Int, axis: Int) {
         if right - left <= nodeSize { return }
         let m = (left + right) >> 1
         select(k: m, left: left, right: right, axis: axis)
@@ -178,7 +222,7 @@ private struct Sorter {
 
     /// Rearranges `left...right` so that position `k` holds the item that belongs there
     /// in sorted order on `axis`, smaller-or-equal items before it, greater-or-equal after.
-    mutating func select(k: Int, left: Int, right: Int, axis: Int) {
+    func select(k: Int, left: Int, right: Int, axis: Int) {
         var left = left
         var right = right
         while right > left {
@@ -216,9 +260,15 @@ private struct Sorter {
     }
 
     @inline(__always)
-    mutating func swapItems(_ i: Int, _ j: Int) {
-        ids.swapAt(i, j)
-        coords.swapAt(2 * i, 2 * j)
-        coords.swapAt(2 * i + 1, 2 * j + 1)
+    func swapItems(_ i: Int, _ j: Int) {
+        let id = ids[i]
+        ids[i] = ids[j]
+        ids[j] = id
+        let x = coords[2 * i]
+        let y = coords[2 * i + 1]
+        coords[2 * i] = coords[2 * j]
+        coords[2 * i + 1] = coords[2 * j + 1]
+        coords[2 * j] = x
+        coords[2 * j + 1] = y
     }
 }

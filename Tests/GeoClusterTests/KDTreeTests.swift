@@ -36,6 +36,19 @@ struct KDTreeTests {
         }
     }
 
+    /// Large trees sort their halves on two threads; the order must not depend on it.
+    @Test func sortingOnTwoThreadsGivesTheOneThreadOrder() {
+        var random = SeededRandom(seed: 77)
+        let count = 100_003
+        let xs = (0..<count).map { _ in random.unit() }
+        let ys = (0..<count).map { i in i % 5 == 0 ? 0.5 : random.unit() }
+        let one = KDTree(x: xs, y: ys, nodeSize: 16, usingSecondCore: false)
+        let two = KDTree(x: xs, y: ys, nodeSize: 16, usingSecondCore: true)
+        #expect(two._checkInvariants())
+        #expect(two.ids == one.ids)
+        #expect(two.coords == one.coords)
+    }
+
     @Test(arguments: [1, 4, 64])
     func uniformPointsMatchBruteForce(nodeSize: Int) {
         var random = SeededRandom(seed: 42)

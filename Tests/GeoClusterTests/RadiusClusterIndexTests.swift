@@ -139,6 +139,58 @@ struct RadiusClusterIndexTests {
         }
     }
 
+
+    /// Clusters of the deepest zoom split into input points, which the index keeps in a
+    /// compact form; entries without a position keep their numbers.
+    @Test func deepestClustersSplitIntoTheirInputPoints() throws {
+        let dense = Self.randomCoordinates(6_000, seed: 47, lon: 127.0...127.02, lat: 37.5...37.52)
+        let coordinates: [Coordinate?] = dense.enumerated().map { $0.offset % 7 == 3 ? nil : $0.element }
+        let index = try RadiusClusterIndex(coordinates: coordinates)
+        #expect(index._checkInvariants())
+        var seen: [Int] = []
+        for feature in try index.clusters(in: Self.world, zoom: 16) {
+            guard let id = feature.clusterID else {
+                if case let .point(pointIndex) = feature.kind { seen.append(pointIndex) }
+                continue
+            }
+            for child in try index.children(of: id) {
+                guard case let .point(pointIndex) = child.kind else {
+                    Issue.record("cluster \(id) of zoom 16 has a cluster child")
+                    continue
+                }
+                #expect(child.coordinate == coordinates[pointIndex])
+                seen.append(pointIndex)
+            }
+            #expect(try index.expansionZoom(of: id) == 17)
+        }
+        let positioned = coordinates.indices.filter { coordinates[$0] != nil }
+        #expect(seen.sorted() == positioned)
+        #expect(try index.clusters(in: Self.world, zoom: 16).count < positioned.count)
+    }
+    /// Large levels are clustered with neighbour lists computed ahead on another thread
+    /// (and their trees sorted on two); every answer must be the one-thread answer, bit
+    /// for bit. Half the points are packed so tightly that the lists outgrow their room.
+    @Test func buildsOnOneAndTwoThreadsAgree() throws {
+        var random = SeededRandom(seed: 83)
+        var coordinates: [Coordinate?] = Self.randomCoordinates(30_000, seed: 59, lon: 126...129.5, lat: 34...38.5)
+        for _ in 0..<30_000 {
+            coordinates.append(Coordinate(longitude: 127 + random.between(0, 0.002),
+                                          latitude: 37.5 + random.between(0, 0.002)))
+        }
+        coordinates[17] = nil
+        let one = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: false)
+        let two = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: true)
+        #expect(two._checkInvariants())
+        for zoom in 0...17 {
+            let clusters = try one.clusters(in: Self.world, zoom: Double(zoom))
+            #expect(try two.clusters(in: Self.world, zoom: Double(zoom)) == clusters, "zoom \(zoom)")
+            for cluster in clusters.prefix(10) {
+                guard let id = cluster.clusterID else { continue }
+                #expect(try two.children(of: id) == one.children(of: id))
+            }
+        }
+    }
+
     @Test func clusterCountsGrowWithZoom() throws {
         let index = try RadiusClusterIndex(coordinates: Self.randomCoordinates(5_000, seed: 51))
         var last = 0
