@@ -58,16 +58,37 @@ public struct KDTree: Sendable {
     /// Appends to `result` the ids of all items with `minX <= x <= maxX` and
     /// `minY <= y <= maxY`, in kdbush's traversal order.
     public func range(minX: Double, minY: Double, maxX: Double, maxY: Double, into result: inout [UInt32]) {
+        guard count > 0 else { return }
+        ids.withUnsafeBufferPointer { ids in
+            coords.withUnsafeBufferPointer { coords in
+                Self.range(ids: ids.baseAddress!, coords: coords.baseAddress!, count: count, nodeSize: nodeSize,
+                           minX: minX, minY: minY, maxX: maxX, maxY: maxY, into: &result)
+            }
+        }
+    }
+
+    private static func range(ids: UnsafePointer<UInt32>, coords: UnsafePointer<Float>, count: Int, nodeSize: Int,
+                              minX: Double, minY: Double, maxX: Double, maxY: Double,
+                              into result: inout [UInt32]) {
         var stack = TraversalStack()
         stack.push(0, count - 1, 0)
+        let low = SIMD4<Float>(Self.lowerBound(minX), Self.lowerBound(minY), Self.lowerBound(minX), Self.lowerBound(minY))
+        let high = SIMD4<Float>(Self.upperBound(maxX), Self.upperBound(maxY), Self.upperBound(maxX), Self.upperBound(maxY))
         while let (left, right, axis) = stack.pop() {
             if right - left <= nodeSize {
-                if left <= right {
-                    for i in left...right {
-                        let x = Double(coords[2 * i])
-                        let y = Double(coords[2 * i + 1])
-                        if x >= minX && x <= maxX && y >= minY && y <= maxY { result.append(ids[i]) }
-                    }
+                var i = left
+                // Two items a step, each coordinate tested in one lane.
+                while i + 1 <= right {
+                    let pair = UnsafeRawPointer(coords + 2 * i).loadUnaligned(as: SIMD4<Float>.self)
+                    let inside = (pair .>= low) .& (pair .<= high)
+                    if inside[0] && inside[1] { result.append(ids[i]) }
+                    if inside[2] && inside[3] { result.append(ids[i + 1]) }
+                    i += 2
+                }
+                if i == right {
+                    let x = Double(coords[2 * i])
+                    let y = Double(coords[2 * i + 1])
+                    if x >= minX && x <= maxX && y >= minY && y <= maxY { result.append(ids[i]) }
                 }
                 continue
             }
@@ -82,6 +103,21 @@ public struct KDTree: Sendable {
                 stack.push(m + 1, right, 1 - axis)
             }
         }
+    }
+
+    /// The smallest `Float` `f` with `Double(f) >= bound`: for every `Float` `v`,
+    /// `v >= lowerBound(bound)` exactly when `Double(v) >= bound`.
+    @inline(__always)
+    static func lowerBound(_ bound: Double) -> Float {
+        let f = Float(bound)
+        return Double(f) >= bound ? f : f.nextUp
+    }
+
+    /// The largest `Float` `f` with `Double(f) <= bound`.
+    @inline(__always)
+    static func upperBound(_ bound: Double) -> Float {
+        let f = Float(bound)
+        return Double(f) <= bound ? f : f.nextDown
     }
 
     /// Appends to `result` the ids of all items within Euclidean distance `radius`
@@ -103,12 +139,29 @@ public struct KDTree: Sendable {
         stack.push(0, count - 1, 0)
         while let (left, right, axis) = stack.pop() {
             if right - left <= nodeSize {
-                if left <= right {
-                    for i in left...right {
-                        let dx = Double(coords[2 * i]) - qx
-                        let dy = Double(coords[2 * i + 1]) - qy
-                        if dx * dx + dy * dy <= r2 { result.append(ids[i]) }
+                var i = left
+                // Four items a step; the test of each is the scalar one, so the same
+                // items pass, and they are appended in order.
+                let q = SIMD4<Double>(qx, qy, qx, qy)
+                while i + 3 <= right {
+                    let block = UnsafeRawPointer(coords + 2 * i).loadUnaligned(as: SIMD8<Float>.self)
+                    let low = SIMD4<Double>(Double(block[0]), Double(block[1]), Double(block[2]), Double(block[3])) - q
+                    let high = SIMD4<Double>(Double(block[4]), Double(block[5]), Double(block[6]), Double(block[7])) - q
+                    let lowSquares = low * low
+                    let highSquares = high * high
+                    let d2 = SIMD4<Double>(lowHalf: lowSquares.evenHalf + lowSquares.oddHalf,
+                                           highHalf: highSquares.evenHalf + highSquares.oddHalf)
+                    let inside = d2 .<= SIMD4(repeating: r2)
+                    if any(inside) {
+                        for lane in 0..<4 where inside[lane] { result.append(ids[i + lane]) }
                     }
+                    i += 4
+                }
+                while i <= right {
+                    let dx = Double(coords[2 * i]) - qx
+                    let dy = Double(coords[2 * i + 1]) - qy
+                    if dx * dx + dy * dy <= r2 { result.append(ids[i]) }
+                    i += 1
                 }
                 continue
             }

@@ -36,6 +36,31 @@ struct KDTreeTests {
         }
     }
 
+    /// Range bounds that fall on, just inside or just outside stored `Float` positions
+    /// select exactly what comparing in `Double` selects.
+    @Test func rangeBoundsNextToStoredPositionsAreExact() {
+        var random = SeededRandom(seed: 91)
+        let xs = (0..<2_000).map { _ in Double(Float(random.unit())) }
+        let ys = (0..<2_000).map { _ in Double(Float(random.unit())) }
+        let tree = KDTree(x: xs, y: ys, nodeSize: 8)
+        for _ in 0..<300 {
+            let a = Int.random(in: 0..<xs.count, using: &random)
+            let b = Int.random(in: 0..<xs.count, using: &random)
+            let nudge: [(Double) -> Double] = [{ $0 }, { $0.nextUp }, { $0.nextDown }]
+            let minX = nudge.randomElement(using: &random)!(min(xs[a], xs[b]))
+            let maxX = nudge.randomElement(using: &random)!(max(xs[a], xs[b]))
+            let minY = nudge.randomElement(using: &random)!(min(ys[a], ys[b]))
+            let maxY = nudge.randomElement(using: &random)!(max(ys[a], ys[b]))
+            let found = tree.range(minX: minX, minY: minY, maxX: maxX, maxY: maxY)
+            #expect(found.sorted() == bruteRange(xs, ys, minX, minY, maxX, maxY))
+        }
+        for bound in [0.1, 1e-300, -1e-300, 1e300, -1e300, .infinity, -.infinity, 0.5, -0.0] {
+            let low = KDTree.lowerBound(bound), high = KDTree.upperBound(bound)
+            #expect(Double(low) >= bound && (low == -.infinity || !(Double(low.nextDown) >= bound)))
+            #expect(Double(high) <= bound && (high == .infinity || !(Double(high.nextUp) <= bound)))
+        }
+    }
+
     /// Large trees sort their halves on two threads; the order must not depend on it.
     @Test func sortingOnTwoThreadsGivesTheOneThreadOrder() {
         var random = SeededRandom(seed: 77)
