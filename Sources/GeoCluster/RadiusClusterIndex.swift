@@ -467,6 +467,39 @@ struct Level: Sendable {
     }
 }
 
+/// One flag per item of a level, set by the greedy pass when it places the item. The
+/// pass is the only writer; the lookahead job reads the flags to skip placed items.
+/// Relaxed atomics: a flag read late only costs the job a list nobody will ask for.
+final class VisitedFlags: @unchecked Sendable {
+    private var flags = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: 0)
+    private var capacity = 0
+
+    deinit {
+        flags.deinitialize(count: capacity)
+        flags.deallocate()
+    }
+
+    /// Clears the flags of items `0..<count`. Only while no job reads them.
+    func reset(count: Int) {
+        if count > capacity {
+            flags.deinitialize(count: capacity)
+            flags.deallocate()
+            flags = .allocate(capacity: count)
+            capacity = count
+            for i in 0..<count { (flags + i).initialize(to: Atomic(false)) }
+        } else {
+            for i in 0..<count { flags[i].store(false, ordering: .relaxed) }
+        }
+    }
+
+    subscript(i: Int) -> Bool {
+        @inline(__always) get { flags[i].load(ordering: .relaxed) }
+    }
+
+    @inline(__always)
+    func set(_ i: Int) { flags[i].store(true, ordering: .relaxed) }
+}
+
 /// Neighbour lists of the last items of a level, computed on another thread while the
 /// greedy pass works through the first ones (see `Builder.cluster`).
 private final class LookaheadLists: @unchecked Sendable {
@@ -502,11 +535,18 @@ private final class LookaheadLists: @unchecked Sendable {
     private static let roomForOneList = 1_024
 
     /// Starts the job that fills the lists from the last item down.
-    func start(tree: KDTree, x: [Double], y: [Double], radius: Double) -> BackgroundJob {
+    /// Items already placed when the job reaches them are skipped: the greedy pass
+    /// will not ask for their lists.
+    func start(tree: KDTree, x: [Double], y: [Double], radius: Double, skipping placed: VisitedFlags) -> BackgroundJob {
         BackgroundJob { [self] job in
             var j = count - 1
             while j >= 0, !job.isStopRequested, j > position.load(ordering: .relaxed),
                   neighbors.capacity - neighbors.count >= Self.roomForOneList {
+                if placed[j] {
+                    lowest.store(j, ordering: .relaxed)
+                    j -= 1
+                    continue
+                }
                 first[j] = UInt32(neighbors.count)
                 tree.within(x: x[j], y: y[j], radius: radius, into: &neighbors)
                 end[j] = UInt32(neighbors.count)
@@ -528,7 +568,8 @@ private struct Builder<Value: Sendable> {
     let inputCount: Int
     let aggregation: ClusterAggregation<Value>?
     var neighbors: [UInt32] = []
-    var visited: [Bool] = []
+    /// Items of the level above already placed by the greedy pass.
+    let visited = VisitedFlags()
     /// Storage reused from zoom to zoom while a level is built; each finished level is
     /// copied out at its exact size, so no level keeps the slack of the one above it.
     var scratch: LevelData
@@ -550,8 +591,7 @@ private struct Builder<Value: Sendable> {
     mutating func cluster(_ upper: inout Level, zoom: Int, aggregates: inout [Value]) -> LevelData {
         let r = options.radiusPixels / (Double(options.extent) * RadiusClusterIndex.exp2(zoom))
         let count = upper.data.count
-        visited.removeAll(keepingCapacity: true)
-        visited.append(contentsOf: repeatElement(false, count: count))
+        visited.reset(count: count)
         scratch.removeAll()
         var next = scratch
         scratch = LevelData(capacity: 0, aggregating: aggregation != nil)
@@ -561,11 +601,12 @@ private struct Builder<Value: Sendable> {
         // meet, this one takes the rest of the lists from it. The greedy pass itself stays
         // in order on this thread, so the result is the same as without the lookahead.
         let lists = LookaheadLists(count: usingSecondCore && count >= LookaheadLists.minimumCount ? count : 0)
-        var lookahead = lists.count > 0 ? lists.start(tree: upper.tree, x: upper.data.x, y: upper.data.y, radius: r) : nil
+        var lookahead = lists.count > 0
+            ? lists.start(tree: upper.tree, x: upper.data.x, y: upper.data.y, radius: r, skipping: visited) : nil
         var listedFrom = count
 
         for i in 0..<count where !visited[i] {
-            visited[i] = true
+            visited.set(i)
             let x = upper.data.x[i]
             let y = upper.data.y[i]
             neighbors.removeAll(keepingCapacity: true)
@@ -597,7 +638,7 @@ private struct Builder<Value: Sendable> {
                 for neighbor in neighbors {
                     let k = Int(neighbor)
                     if visited[k] { continue }
-                    visited[k] = true
+                    visited.set(k)
                     let weight = Double(upper.data.pointCount[k])
                     wx += upper.data.x[k] * weight
                     wy += upper.data.y[k] * weight
@@ -620,7 +661,7 @@ private struct Builder<Value: Sendable> {
                     for neighbor in neighbors {
                         let k = Int(neighbor)
                         if visited[k] { continue }
-                        visited[k] = true
+                        visited.set(k)
                         next.appendCopy(of: upper.data, at: k)
                     }
                 }
