@@ -318,23 +318,39 @@ extension LiveClusterIndex {
         }
     }
 
-    static func collect(_ node: QuadNode, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
+    static func collect(_ tree: QuadNode, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
                         filter: LiveFilter, partition: Int, into contributions: inout [Contribution]) {
-        guard node.aggregate.count > 0, node.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
-        if node.level >= level {
-            let cx = QuadNode.cell(node.qx, level: level), cy = QuadNode.cell(node.qy, level: level)
+        withUnsafePointer(to: tree) { root in
+            collect(root, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, partition: partition,
+                    into: &contributions)
+        }
+    }
+
+    /// The walk of ``collect(_:level:x0:y0:x1:y1:filter:partition:into:)``, through
+    /// pointers: reading a node's fields in place, where passing node values would copy
+    /// each child (three array references to retain and release).
+    private static func collect(_ pointer: UnsafePointer<QuadNode>, level: Int, x0: UInt32, y0: UInt32, x1: UInt32,
+                                y1: UInt32, filter: LiveFilter, partition: Int,
+                                into contributions: inout [Contribution]) {
+        let node = pointer
+        guard node.pointee.aggregate.count > 0,
+              node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
+        if node.pointee.level >= level {
+            let cx = QuadNode.cell(node.pointee.qx, level: level), cy = QuadNode.cell(node.pointee.qy, level: level)
             if !filter.testsPoints {
                 // The slot matters only for a single point (it is then shown as itself).
-                contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: node.aggregate,
-                                                  slot: node.aggregate.count == 1 ? node.firstSlot : UInt32.max,
-                                                  histogram: node.histogram.isEmpty ? nil : node.histogram))
+                let aggregate = node.pointee.aggregate
+                contributions.append(Contribution(
+                    x: cx, y: cy, partition: partition, aggregate: aggregate,
+                    slot: aggregate.count == 1 ? node.pointee.firstSlot : UInt32.max,
+                    histogram: node.pointee.histogram.isEmpty ? nil : node.pointee.histogram))
                 return
             }
-            if partition >= 0 || node.histogram.isEmpty {
+            if partition >= 0 || node.pointee.histogram.isEmpty {
                 // One partition, or none counted: one contribution for the node.
                 var aggregate = NodeAggregate()
                 var slot = UInt32.max
-                node.forEachEntry { entry in
+                node.pointee.forEachEntry { entry in
                     guard filter.passes(entry) else { return }
                     aggregate.add(entry)
                     slot = min(slot, entry.slot)
@@ -344,7 +360,7 @@ extension LiveClusterIndex {
                 }
                 return
             }
-            node.forEachEntry { entry in
+            node.pointee.forEachEntry { entry in
                 guard filter.passes(entry) else { return }
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
@@ -353,8 +369,8 @@ extension LiveClusterIndex {
             }
             return
         }
-        if node.isLeaf {
-            for entry in node.entries where filter.passes(entry) {
+        if node.pointee.isLeaf {
+            for entry in node.pointee.entries where filter.passes(entry) {
                 let cx = QuadNode.cell(entry.qx, level: level), cy = QuadNode.cell(entry.qy, level: level)
                 guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { continue }
                 var aggregate = NodeAggregate()
@@ -364,19 +380,21 @@ extension LiveClusterIndex {
             }
             return
         }
-        for child in node.children {
-            collect(child, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
-                    partition: partition, into: &contributions)
+        node.pointee.children.withUnsafeBufferPointer { children in
+            for i in children.indices {
+                collect(children.baseAddress! + i, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
+                        partition: partition, into: &contributions)
+            }
         }
     }
 
     /// Sums contributions per cell, with counts per partition when the index keeps them;
     /// the grid comes indexed for ``Grid/find(_:_:)``.
     func fold(_ contributions: [Contribution]) -> Grid {
-        let sorted = contributions.sorted { ($0.y, $0.x, $0.slot) < ($1.y, $1.x, $1.slot) }
         var grid = Grid(cells: [], histogram: [])
-        grid.cells.reserveCapacity(sorted.count)
-        for c in sorted {
+        grid.cells.reserveCapacity(contributions.count)
+        for i in Self.cellOrder(contributions) {
+            let c = contributions[Int(i)]
             if let last = grid.cells.last, last.x == c.x, last.y == c.y {
                 let i = grid.cells.count - 1
                 grid.cells[i].aggregate.add(c.aggregate)
@@ -396,6 +414,38 @@ extension LiveClusterIndex {
         if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
         grid.index()
         return grid
+    }
+
+    /// Positions of the contributions in cell order (row, then column). The order within
+    /// a cell is free: folding sums, takes a minimum and a latest, and sorts the
+    /// partition counts. A counting sort over the cells' bounding range when that range
+    /// is not much larger than the contributions (a viewport's cells), else a sort.
+    static func cellOrder(_ contributions: [Contribution]) -> [Int32] {
+        guard let first = contributions.first else { return [] }
+        var x0 = first.x, x1 = first.x, y0 = first.y, y1 = first.y
+        for c in contributions {
+            x0 = min(x0, c.x)
+            x1 = max(x1, c.x)
+            y0 = min(y0, c.y)
+            y1 = max(y1, c.y)
+        }
+        let width = Int(x1 - x0) + 1, height = Int(y1 - y0) + 1
+        let (positions, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, positions <= 4 * contributions.count + 4_096 else {
+            return contributions.indices.map { Int32($0) }.sorted {
+                (contributions[Int($0)].y, contributions[Int($0)].x) < (contributions[Int($1)].y, contributions[Int($1)].x)
+            }
+        }
+        var starts = [Int32](repeating: 0, count: positions + 1)
+        for c in contributions { starts[Int(c.y - y0) * width + Int(c.x - x0) + 1] += 1 }
+        for k in 1...positions { starts[k] += starts[k - 1] }
+        var order = [Int32](repeating: 0, count: contributions.count)
+        for (i, c) in contributions.enumerated() {
+            let k = Int(c.y - y0) * width + Int(c.x - x0)
+            order[Int(starts[k])] = Int32(i)
+            starts[k] += 1
+        }
+        return order
     }
 
     /// Sorts a cell's partition counts by partition and merges repeats in place.
@@ -450,13 +500,16 @@ extension LiveClusterIndex {
             let dx = a.x - b.x, dy = a.y - b.y
             return dx * dx + dy * dy < limitSquared
         }
-        let order = cells.indices.sorted {
-            cells[$0].aggregate.count != cells[$1].aggregate.count
-                ? cells[$0].aggregate.count > cells[$1].aggregate.count : $0 < $1
+        // Larger count first, then the earlier cell: both in one key, sorted as integers.
+        var order = cells.indices.map { i in
+            UInt64(UInt32.max - UInt32(clamping: cells[i].aggregate.count)) << 32 | UInt64(i)
         }
+        order.sort()
         var owner = [Int](repeating: -1, count: cells.count)
         var groups: [Group] = []
-        for i in order where owner[i] < 0 {
+        for key in order {
+            let i = Int(key & 0xFFFF_FFFF)
+            guard owner[i] < 0 else { continue }
             var group = Group(first: i, mask: 0, aggregate: cells[i].aggregate)
             owner[i] = groups.count
             for (bit, offset) in Self.neighbourOffsets.enumerated() {
@@ -473,7 +526,9 @@ extension LiveClusterIndex {
         // over the groups sorted by x.
         for _ in 0..<3 {
             let xs = groups.map(\.aggregate.x), ys = groups.map(\.aggregate.y)
-            let byX = groups.indices.sorted { xs[$0] != xs[$1] ? xs[$0] < xs[$1] : $0 < $1 }
+            let byX = groups.indices.map { (x: xs[$0], index: $0) }
+                .sorted { $0.x != $1.x ? $0.x < $1.x : $0.index < $1.index }
+                .map(\.index)
             var alive = [Bool](repeating: true, count: groups.count)
             var merged = false
             for (k, a) in byX.enumerated() {
@@ -539,9 +594,9 @@ extension LiveClusterIndex {
         if group.cellCount == 1, grid.cells[group.first].aggregate.count == 1,
            let point = table[Int(grid.cells[group.first].slot)] {
             // The common case of one point: no second walk.
-            let entry = LeafEntry(point.point, slot: grid.cells[group.first].slot, qx: point.qx, qy: point.qy)
-            if rect?.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) ?? true {
-                answer.features.append(pointFeature(entry))
+            if rect?.contains(LeafEntry.unquantize(point.qx), LeafEntry.unquantize(point.qy)) ?? true {
+                answer.features.append(ClusterFeature(kind: .point(index: Int(grid.cells[group.first].slot)),
+                                                      coordinate: point.point.coordinate))
             }
             return
         }
@@ -559,21 +614,30 @@ extension LiveClusterIndex {
     }
 
     func summary(_ group: Group, grid: Grid) -> LiveSummary {
-        var counts: [(partition: Int, count: Int)] = []
-        forEachCell(of: group, in: grid) { m in
-            let cell = grid.cells[m]
-            counts.append(contentsOf: grid.histogram[cell.histogramStart..<cell.histogramEnd])
-        }
-        counts.sort { $0.partition < $1.partition }
-        var combined: [(partition: Int, count: Int)] = []
-        for item in counts {
-            if combined.last?.partition == item.partition {
-                combined[combined.count - 1].count += item.count
-            } else {
-                combined.append(item)
+        var combined: [(partition: Int, count: Int)]
+        if group.mask == 0 {
+            // One cell: its counts are already by partition without repeats.
+            let cell = grid.cells[group.first]
+            combined = Array(grid.histogram[cell.histogramStart..<cell.histogramEnd])
+        } else {
+            var counts: [(partition: Int, count: Int)] = []
+            forEachCell(of: group, in: grid) { m in
+                let cell = grid.cells[m]
+                counts.append(contentsOf: grid.histogram[cell.histogramStart..<cell.histogramEnd])
+            }
+            if counts.count > 1 { counts.sort { $0.partition < $1.partition } }
+            combined = []
+            for item in counts {
+                if combined.last?.partition == item.partition {
+                    combined[combined.count - 1].count += item.count
+                } else {
+                    combined.append(item)
+                }
             }
         }
-        combined.sort { $0.count != $1.count ? $0.count > $1.count : $0.partition < $1.partition }
+        if combined.count > 1 {
+            combined.sort { $0.count != $1.count ? $0.count > $1.count : $0.partition < $1.partition }
+        }
         let latest = group.aggregate.latestSlot == UInt32.max ? nil : Int(group.aggregate.latestSlot)
         return LiveSummary(weight: group.aggregate.weight, latestSlot: latest, partitionCounts: combined)
     }
