@@ -26,7 +26,7 @@ public struct PersistentVector<Element: Sendable>: Sendable {
     public subscript(index: Int) -> Element {
         get {
             precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
-            return Self.get(root, shift: shift, index: index)
+            return withUnsafePointer(to: root) { Self.get($0, shift: shift, index: index) }
         }
         set {
             precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
@@ -45,9 +45,13 @@ public struct PersistentVector<Element: Sendable>: Sendable {
         count += 1
     }
 
-    private static func get(_ node: Node, shift: Int, index: Int) -> Element {
-        if shift == 0 { return node.items[index & (branching - 1)] }
-        return get(node.children[(index >> shift) & (branching - 1)], shift: shift - branchBits, index: index)
+    /// Through pointers, reading each node in place: passing node values down would
+    /// retain and release both arrays of every node on the path.
+    private static func get(_ node: UnsafePointer<Node>, shift: Int, index: Int) -> Element {
+        if shift == 0 { return node.pointee.items[index & (branching - 1)] }
+        return node.pointee.children.withUnsafeBufferPointer { children in
+            get(children.baseAddress! + ((index >> shift) & (branching - 1)), shift: shift - branchBits, index: index)
+        }
     }
 
     private static func set(_ node: inout Node, shift: Int, index: Int, to element: Element) {
