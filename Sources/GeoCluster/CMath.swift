@@ -1,5 +1,6 @@
-// The C math library (sin, cos, asin, log, exp) is the only platform import of the core:
-// the Swift standard library has no transcendental functions of its own.
+// The C math library (sin, cos, asin, log, exp) is the core's platform import for
+// arithmetic (BackgroundJob's, for the core count and yielding, is the other): the Swift
+// standard library has no transcendental functions of its own.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
