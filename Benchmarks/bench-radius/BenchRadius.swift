@@ -55,14 +55,16 @@ struct WritePoints: ParsableCommand {
 
 struct Measure: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Build one radius index from point files and time viewport queries; prints one JSON object.",
+        abstract: "Build one index from point files and time viewport queries; prints one JSON object.",
         discussion: """
             Build time is the wall clock of the initializer (validation, projection, every \
             level), and the process's CPU time over the same span. Index memory is \
             resident memory after the build minus before it, both read after \
             malloc_trim(0). Each query sample is the wall clock (or, in the \
             second half of the passes, the thread's CPU time) of one clusters(in:zoom:) \
-            call, which returns a new array of features.
+            call, which returns a new array of features. With --algorithm live, the \
+            index is a LiveClusterIndex (no partitions) of the same points and options, \
+            built from LivePoint values made before the build.
             """
     )
 
@@ -87,17 +89,26 @@ struct Measure: ParsableCommand {
     @Option(help: "Passes over the viewports timed by each clock, after one unmeasured pass.")
     var rounds: Int = 10
 
+    @Option(help: "radius (supercluster's algorithm) or live.")
+    var algorithm: String = "radius"
+
     func run() throws {
         let startResidentBytes = ProcessUsage.residentBytes()
         let coordinates = try Float64File.read(points).pairs().map { Coordinate(longitude: $0.0, latitude: $0.1) }
         let views = try Float64File.read(viewports).viewports()
         let options = RadiusClusterOptions(radiusPixels: radius, extent: extent, minZoom: minZoom, maxZoom: maxZoom)
+        guard algorithm == "radius" || algorithm == "live" else {
+            throw ValidationError("--algorithm must be radius or live, got \(algorithm)")
+        }
+        let livePoints = algorithm == "live" ? coordinates.map { LivePoint(coordinate: $0) } : []
 
         HeapTrim.releaseFreePages()
         let beforeBuildBytes = ProcessUsage.residentBytes()
         let buildStart = ProcessUsage.nanoseconds(CLOCK_MONOTONIC)
         let buildStartCPUSeconds = ProcessUsage.cpuSeconds()
-        let index = try RadiusClusterIndex(coordinates: coordinates, options: options)
+        let index: any ViewportIndex = algorithm == "live"
+            ? try LiveClusterIndex(points: livePoints, options: LiveClusterOptions(options))
+            : try RadiusClusterIndex(coordinates: coordinates, options: options)
         let buildCPUSeconds = ProcessUsage.cpuSeconds() - buildStartCPUSeconds
         let buildSeconds = Double(ProcessUsage.nanoseconds(CLOCK_MONOTONIC) - buildStart) * 1e-9
         HeapTrim.releaseFreePages()
@@ -113,7 +124,7 @@ struct Measure: ParsableCommand {
             let clockID = round > rounds ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC
             for view in views {
                 let start = ProcessUsage.nanoseconds(clockID)
-                let result = try index.clusters(in: view.bbox, zoom: view.zoom)
+                let result = try index.viewport(view.bbox, zoom: view.zoom)
                 let elapsed = ProcessUsage.nanoseconds(clockID) - start
                 // The array is freed after the clock read, as the peer's list is.
                 withExtendedLifetime(result) {}
@@ -128,7 +139,7 @@ struct Measure: ParsableCommand {
         }
 
         print("""
-            {"implementation":"geo-cluster","points":\(coordinates.count),\
+            {"implementation":"geo-cluster","algorithm":"\(algorithm)","points":\(coordinates.count),\
             "build_seconds":\(buildSeconds),\
             "build_cpu_seconds":\(buildCPUSeconds),\
             "start_rss_bytes":\(startResidentBytes),\
@@ -139,5 +150,23 @@ struct Measure: ParsableCommand {
             "query_nanoseconds":[\(wallNanoseconds.map(String.init).joined(separator: ","))],\
             "query_cpu_nanoseconds":[\(cpuNanoseconds.map(String.init).joined(separator: ","))]}
             """)
+    }
+}
+
+/// The query `measure` times, for either algorithm.
+protocol ViewportIndex {
+    /// The features of a viewport, as a new array.
+    func viewport(_ bbox: BoundingBox, zoom: Double) throws -> [ClusterFeature]
+}
+
+extension RadiusClusterIndex: ViewportIndex {
+    func viewport(_ bbox: BoundingBox, zoom: Double) throws -> [ClusterFeature] {
+        try clusters(in: bbox, zoom: zoom)
+    }
+}
+
+extension LiveClusterIndex: ViewportIndex {
+    func viewport(_ bbox: BoundingBox, zoom: Double) throws -> [ClusterFeature] {
+        try clusters(in: bbox, zoom: zoom).features
     }
 }
