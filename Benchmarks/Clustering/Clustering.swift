@@ -4,8 +4,8 @@ import GeoCluster
 import Synchronization
 
 /// Index builds and viewport queries of the radius algorithm on the deterministic point
-/// sets of `PointSets`, with the options of the published peer figures: radius 60,
-/// extent 512, zooms 0-16.
+/// sets of `PointSets` (and of both algorithms on GeoNames cities, when `../shared` has
+/// them), with the options of the published peer figures: radius 60, extent 512, zooms 0-16.
 let benchmarks: @Sendable () -> Void = {
     let options = RadiusClusterOptions(radiusPixels: 60, extent: 512, minZoom: 0, maxZoom: 16)
     let sizes = [100_000, 1_000_000]
@@ -42,6 +42,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     liveBenchmarks()
+    geoNamesBenchmarks()
 
     Benchmark("radius world clusters z0-16 korea 100k",
               configuration: .init(metrics: [.wallClock], warmupIterations: 1, maxIterations: 20)) { benchmark in

@@ -1,0 +1,85 @@
+import Benchmark
+import BenchmarkSupport
+import GeoCluster
+import Synchronization
+
+/// Both algorithms on the real set, GeoNames cities (`GeoNamesCities`), with the options
+/// of the other benchmarks: registered only when `../shared` holds the file.
+func geoNamesBenchmarks() {
+    guard GeoNamesCities.isAvailable() else { return }
+    let name = GeoNamesCities.name
+    let buildConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident],
+        warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 5)
+    let viewportConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, .mallocCountTotal], warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)
+
+    Benchmark("radius build \(name)", configuration: buildConfiguration) { benchmark in
+        let points = GeoNamesFixture.shared.points
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try RadiusClusterIndex(coordinates: points, options: GeoNamesFixture.radiusOptions))
+        }
+    }
+    Benchmark("live build \(name)", configuration: buildConfiguration) { benchmark in
+        let points = GeoNamesFixture.shared.livePoints
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try LiveClusterIndex(points: points, options: LiveClusterOptions(GeoNamesFixture.radiusOptions)))
+        }
+    }
+    Benchmark("radius viewport \(name)", configuration: viewportConfiguration) { benchmark in
+        let fixture = GeoNamesFixture.shared
+        let viewport = fixture.nextViewport()
+        var result: [ClusterFeature] = []
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            try fixture.radius.clusters(in: viewport.bbox, zoom: viewport.zoom, into: &result)
+            blackHole(result.count)
+        }
+    }
+    Benchmark("live viewport \(name)", configuration: viewportConfiguration) { benchmark in
+        let fixture = GeoNamesFixture.shared
+        let viewport = fixture.nextViewport()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try fixture.live.clusters(in: viewport.bbox, zoom: viewport.zoom).features.count)
+        }
+    }
+}
+
+/// The GeoNames places, both indexes over them and 200 viewports centred on places,
+/// loaded on first use.
+final class GeoNamesFixture: Sendable {
+    static let radiusOptions = RadiusClusterOptions(radiusPixels: 60, extent: 512, minZoom: 0, maxZoom: 16)
+    static let shared = GeoNamesFixture()
+
+    let points: [Coordinate]
+    let livePoints: [LivePoint]
+    let radius: RadiusClusterIndex
+    let live: LiveClusterIndex
+    let viewports: [PointSets.Viewport]
+    private let cursor = Mutex(0)
+
+    private init() {
+        guard let points = GeoNamesCities.load() else {
+            preconditionFailure("the GeoNames file was there when the benchmarks were registered")
+        }
+        self.points = points
+        livePoints = LiveFixture.livePoints(points)
+        do {
+            radius = try RadiusClusterIndex(coordinates: points, options: Self.radiusOptions)
+            live = try LiveClusterIndex(points: livePoints, options: LiveClusterOptions(Self.radiusOptions))
+        } catch {
+            preconditionFailure("GeoNames positions were checked on loading and the options are fixed: \(error)")
+        }
+        viewports = PointSets.viewports(over: points)
+    }
+
+    func nextViewport() -> PointSets.Viewport {
+        cursor.withLock { next in
+            defer { next += 1 }
+            return viewports[next % viewports.count]
+        }
+    }
+}
