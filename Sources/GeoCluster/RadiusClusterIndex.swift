@@ -12,14 +12,14 @@ public struct RadiusClusterIndex: Sendable {
     public let options: RadiusClusterOptions
 
     /// Input positions, unrounded, for single-point output.
-    private let longitudes: [Double]
-    private let latitudes: [Double]
+    /// Longitude and latitude side by side: a single point of an answer reads one cache line.
+    private let inputs: [Coordinate]
     /// `levels[z - minZoom]` holds the items at zoom `z`, for `z` in `minZoom...maxZoom + 1`;
     /// the last level holds every input point.
     private let levels: [Level]
 
     /// Number of input entries, positioned or not; cluster ids are numbered after them.
-    public var pointCount: Int { longitudes.count }
+    public var pointCount: Int { inputs.count }
 
     /// The most entries one index takes: every cluster id, `33 * count + 31` at most, then
     /// fits in 32 bits, which halves the per-item bookkeeping. supercluster's own id
@@ -72,14 +72,12 @@ public struct RadiusClusterIndex: Sendable {
         guard n <= Self.maxPointCount else {
             throw .invalidOptions(reason: "an index holds at most \(Self.maxPointCount) points, got \(n)")
         }
-        var longitudes = [Double](repeating: .nan, count: n)
-        var latitudes = [Double](repeating: .nan, count: n)
+        var inputs = [Coordinate](repeating: Coordinate(longitude: .nan, latitude: .nan), count: n)
         var top = LevelData(capacity: n, aggregating: aggregation != nil)
         for i in 0..<n {
             guard let c = coordinate(i) else { continue }
             let valid = try Coordinate.validated(longitude: c.longitude, latitude: c.latitude, index: i)
-            longitudes[i] = valid.longitude
-            latitudes[i] = valid.latitude
+            inputs[i] = valid
             top.append(x: Double(Float(WebMercator.x(longitude: valid.longitude))),
                        y: Double(Float(WebMercator.y(latitude: valid.latitude))),
                        sourceID: UInt32(i), pointCount: 1, aggregateIndex: -1)
@@ -100,8 +98,7 @@ public struct RadiusClusterIndex: Sendable {
         }
         descending.append(upper)
         self.options = options
-        self.longitudes = longitudes
-        self.latitudes = latitudes
+        self.inputs = inputs
         self.levels = descending.reversed()
     }
 
@@ -239,8 +236,8 @@ public struct RadiusClusterIndex: Sendable {
     private func position(_ level: Level, _ i: Int) -> (x: Double, y: Double) {
         guard level.data.holdsInputPoints else { return (level.data.x[i], level.data.y[i]) }
         let index = level.data.source(at: i)
-        return (Double(Float(WebMercator.x(longitude: longitudes[index]))),
-                Double(Float(WebMercator.y(latitude: latitudes[index]))))
+        return (Double(Float(WebMercator.x(longitude: inputs[index].longitude))),
+                Double(Float(WebMercator.y(latitude: inputs[index].latitude))))
     }
 
     private func feature(_ level: Level, _ i: Int) -> ClusterFeature {
@@ -255,7 +252,7 @@ public struct RadiusClusterIndex: Sendable {
         }
         let index = data.source(at: i)
         return ClusterFeature(kind: .point(index: index),
-                              coordinate: Coordinate(longitude: longitudes[index], latitude: latitudes[index]))
+                              coordinate: inputs[index])
     }
 
     private func appendTileFeatures(_ level: Level, _ ids: [UInt32], originX: Double, originY: Double,
@@ -275,8 +272,8 @@ public struct RadiusClusterIndex: Sendable {
             } else {
                 let index = data.source(at: i)
                 kind = .point(index: index)
-                px = WebMercator.x(longitude: longitudes[index])
-                py = WebMercator.y(latitude: latitudes[index])
+                px = WebMercator.x(longitude: inputs[index].longitude)
+                py = WebMercator.y(latitude: inputs[index].latitude)
             }
             result.append(TileFeature(
                 kind: kind,
@@ -328,7 +325,7 @@ public struct RadiusClusterIndex: Sendable {
     /// input point exactly once, each kd-tree is well formed, and each merged item's
     /// parent is a cluster of the level below.
     public func _checkInvariants() -> Bool {
-        let positioned = longitudes.reduce(0) { $1.isNaN ? $0 : $0 + 1 }
+        let positioned = inputs.reduce(0) { $1.longitude.isNaN ? $0 : $0 + 1 }
         for (offset, level) in levels.enumerated() {
             guard level.tree._checkInvariants(), level.tree.count == level.data.count else { return false }
             var total = 0
