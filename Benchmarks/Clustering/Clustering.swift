@@ -30,7 +30,7 @@ let benchmarks: @Sendable () -> Void = {
                       configuration: .init(metrics: [.wallClock, .mallocCountTotal],
                                            warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)) { benchmark in
                 let fixture = ViewportFixture.shared(distribution, count)
-                let viewport = fixture.nextViewport()
+                let viewport = fixture.viewports.next()
                 var result: [ClusterFeature] = []
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
@@ -57,11 +57,10 @@ let benchmarks: @Sendable () -> Void = {
 }
 
 /// An index and its 200 viewports per point set, built on first use and kept for the
-/// whole run; successive calls cycle through the viewports.
+/// whole run.
 final class ViewportFixture: Sendable {
     let index: RadiusClusterIndex
-    let viewports: [PointSets.Viewport]
-    private let cursor = Mutex(0)
+    let viewports: ViewportCycle
 
     init(_ distribution: PointSets.Distribution, _ count: Int) {
         let points = PointSets.points(distribution, count: count)
@@ -70,14 +69,7 @@ final class ViewportFixture: Sendable {
         } catch {
             preconditionFailure("the generated points and fixed options are valid: \(error)")
         }
-        viewports = PointSets.viewports(over: points)
-    }
-
-    func nextViewport() -> PointSets.Viewport {
-        cursor.withLock { next in
-            defer { next += 1 }
-            return viewports[next % viewports.count]
-        }
+        viewports = ViewportCycle(PointSets.viewports(over: points))
     }
 
     private static let all = Mutex<[String: ViewportFixture]>([:])

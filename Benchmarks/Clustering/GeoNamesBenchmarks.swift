@@ -1,7 +1,6 @@
 import Benchmark
 import BenchmarkSupport
 import GeoCluster
-import Synchronization
 
 /// Both algorithms on the real set, GeoNames cities (`GeoNamesCities`), with the options
 /// of the other benchmarks: registered only when `../shared` holds the file.
@@ -30,7 +29,7 @@ func geoNamesBenchmarks() {
     }
     Benchmark("radius viewport \(name)", configuration: viewportConfiguration) { benchmark in
         let fixture = GeoNamesFixture.shared
-        let viewport = fixture.nextViewport()
+        let viewport = fixture.viewports.next()
         var result: [ClusterFeature] = []
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -40,7 +39,7 @@ func geoNamesBenchmarks() {
     }
     Benchmark("live viewport \(name)", configuration: viewportConfiguration) { benchmark in
         let fixture = GeoNamesFixture.shared
-        let viewport = fixture.nextViewport()
+        let viewport = fixture.viewports.next()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(try fixture.live.clusters(in: viewport.bbox, zoom: viewport.zoom).features.count)
@@ -58,8 +57,7 @@ final class GeoNamesFixture: Sendable {
     let livePoints: [LivePoint]
     let radius: RadiusClusterIndex
     let live: LiveClusterIndex
-    let viewports: [PointSets.Viewport]
-    private let cursor = Mutex(0)
+    let viewports: ViewportCycle
 
     private init() {
         guard let points = GeoNamesCities.load() else {
@@ -73,13 +71,6 @@ final class GeoNamesFixture: Sendable {
         } catch {
             preconditionFailure("GeoNames positions were checked on loading and the options are fixed: \(error)")
         }
-        viewports = PointSets.viewports(over: points)
-    }
-
-    func nextViewport() -> PointSets.Viewport {
-        cursor.withLock { next in
-            defer { next += 1 }
-            return viewports[next % viewports.count]
-        }
+        viewports = ViewportCycle(PointSets.viewports(over: points))
     }
 }

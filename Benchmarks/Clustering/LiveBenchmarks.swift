@@ -26,7 +26,7 @@ func liveBenchmarks() {
                   configuration: .init(metrics: [.wallClock, .mallocCountTotal],
                                        warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)) { benchmark in
             let fixture = LiveFixture.shared(distribution)
-            let viewport = fixture.nextViewport()
+            let viewport = fixture.viewports.next()
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
                 blackHole(try fixture.index.clusters(in: viewport.bbox, zoom: viewport.zoom).features.count)
@@ -36,7 +36,7 @@ func liveBenchmarks() {
                   configuration: .init(metrics: [.wallClock, .mallocCountTotal],
                                        warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)) { benchmark in
             let fixture = LiveFixture.shared(distribution)
-            let viewport = fixture.nextViewport()
+            let viewport = fixture.viewports.next()
             // 3 of 30 species, in a winter season that wraps the year end.
             let filter = LiveFilter(partitions: [2, 11, 23], months: 1 << 12 | 1 << 1 | 1 << 2)
             benchmark.startMeasurement()
@@ -64,7 +64,7 @@ func liveBenchmarks() {
 /// A live index of 1M points and its viewports per distribution, built on first use.
 final class LiveFixture: Sendable {
     let index: LiveClusterIndex
-    let viewports: [PointSets.Viewport]
+    let viewports: ViewportCycle
     let points: [LivePoint]
     private let cursor = Mutex(0)
 
@@ -87,14 +87,7 @@ final class LiveFixture: Sendable {
         } catch {
             preconditionFailure("the generated points and fixed options are valid: \(error)")
         }
-        viewports = PointSets.viewports(over: coordinates)
-    }
-
-    func nextViewport() -> PointSets.Viewport {
-        cursor.withLock { next in
-            defer { next += 1 }
-            return viewports[next % viewports.count]
-        }
+        viewports = ViewportCycle(PointSets.viewports(over: coordinates))
     }
 
     func nextPoint() -> LivePoint {
