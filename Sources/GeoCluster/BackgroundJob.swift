@@ -43,16 +43,13 @@ final class BackgroundJob: Sendable {
     }
 
     /// Withdraws the job if it has not started, or asks it to stop and waits until it
-    /// has. Returns whether the body ran; if so, everything it wrote is visible to the
-    /// caller afterwards.
-    @discardableResult
-    func cancel() -> Bool {
+    /// has. If the body ran, everything it wrote is visible to the caller afterwards.
+    func cancel() {
         if state.compareExchange(expected: Self.offered, desired: Self.ended, ordering: .acquiring).exchanged {
-            return false
+            return
         }
         stopRequested.store(true, ordering: .relaxed)
         waitUntilEnded()
-        return true
     }
 
     private func runIfUnclaimed() -> Bool {

@@ -58,12 +58,18 @@ public struct KDTree: Sendable {
     /// Appends to `result` the ids of all items with `minX <= x <= maxX` and
     /// `minY <= y <= maxY`, in kdbush's traversal order.
     public func range(minX: Double, minY: Double, maxX: Double, maxY: Double, into result: inout [UInt32]) {
+        withStorage { ids, coords in
+            Self.range(ids: ids, coords: coords, count: count, nodeSize: nodeSize,
+                       minX: minX, minY: minY, maxX: maxX, maxY: maxY, into: &result)
+        }
+    }
+
+    /// Calls `body` with the sorted ids and coordinates, read without bounds checks;
+    /// not at all for an empty tree.
+    private func withStorage(_ body: (UnsafePointer<UInt32>, UnsafePointer<Float>) -> Void) {
         guard count > 0 else { return }
         ids.withUnsafeBufferPointer { ids in
-            coords.withUnsafeBufferPointer { coords in
-                Self.range(ids: ids.baseAddress!, coords: coords.baseAddress!, count: count, nodeSize: nodeSize,
-                           minX: minX, minY: minY, maxX: maxX, maxY: maxY, into: &result)
-            }
+            coords.withUnsafeBufferPointer { coords in body(ids.baseAddress!, coords.baseAddress!) }
         }
     }
 
@@ -123,12 +129,9 @@ public struct KDTree: Sendable {
     /// Appends to `result` the ids of all items within Euclidean distance `radius`
     /// (inclusive) of `(qx, qy)`, in kdbush's traversal order.
     public func within(x qx: Double, y qy: Double, radius: Double, into result: inout [UInt32]) {
-        guard count > 0 else { return }
-        ids.withUnsafeBufferPointer { ids in
-            coords.withUnsafeBufferPointer { coords in
-                Self.within(ids: ids.baseAddress!, coords: coords.baseAddress!, count: count, nodeSize: nodeSize,
-                            x: qx, y: qy, radius: radius, into: &result)
-            }
+        withStorage { ids, coords in
+            Self.within(ids: ids, coords: coords, count: count, nodeSize: nodeSize,
+                        x: qx, y: qy, radius: radius, into: &result)
         }
     }
 

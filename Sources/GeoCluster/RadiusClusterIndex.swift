@@ -78,9 +78,8 @@ public struct RadiusClusterIndex: Sendable {
             guard let c = coordinate(i) else { continue }
             let valid = try Coordinate.validated(longitude: c.longitude, latitude: c.latitude, index: i)
             inputs[i] = valid
-            top.append(x: Double(Float(WebMercator.x(longitude: valid.longitude))),
-                       y: Double(Float(WebMercator.y(latitude: valid.latitude))),
-                       sourceID: UInt32(i), pointCount: 1, aggregateIndex: -1)
+            let (x, y) = Self.projected(valid)
+            top.append(x: x, y: y, sourceID: UInt32(i), pointCount: 1, aggregateIndex: -1)
         }
         let everyEntryPositioned = top.count == n
         var builder = Builder(options: options, inputCount: n, aggregation: aggregation,
@@ -231,13 +230,18 @@ public struct RadiusClusterIndex: Sendable {
         return (levelIndex, originIndex)
     }
 
-    /// The projected position of an item, as stored or, on the level of input points,
-    /// as computed when the index was built.
+    /// The projected position of an item: as stored or, on the level of input points,
+    /// computed again from its input as the build computed it.
     private func position(_ level: Level, _ i: Int) -> (x: Double, y: Double) {
         guard level.data.holdsInputPoints else { return (level.data.x[i], level.data.y[i]) }
-        let index = level.data.source(at: i)
-        return (Double(Float(WebMercator.x(longitude: inputs[index].longitude))),
-                Double(Float(WebMercator.y(latitude: inputs[index].latitude))))
+        return Self.projected(inputs[level.data.source(at: i)])
+    }
+
+    /// An input point's position on the level of input points: Web Mercator in [0, 1],
+    /// rounded to `Float` as supercluster rounds it.
+    private static func projected(_ coordinate: Coordinate) -> (x: Double, y: Double) {
+        (Double(Float(WebMercator.x(longitude: coordinate.longitude))),
+         Double(Float(WebMercator.y(latitude: coordinate.latitude))))
     }
 
     private func feature(_ level: Level, _ i: Int) -> ClusterFeature {
