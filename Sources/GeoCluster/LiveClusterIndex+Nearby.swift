@@ -88,7 +88,7 @@ extension LiveClusterIndex {
         let x0 = LeafEntry.quantize(minX), x1 = LeafEntry.quantize(maxX)
         let y0 = LeafEntry.quantize(minY), y1 = LeafEntry.quantize(maxY)
         forEachPoint(level: 32, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { entry in
-            if let stored = table[Int(entry.slot)] { body(Int(entry.slot), stored.point.coordinate) }
+            body(Int(entry.slot), entry.coordinate)
             return true
         }
     }

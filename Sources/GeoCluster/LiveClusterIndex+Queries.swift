@@ -222,6 +222,8 @@ extension LiveClusterIndex {
         var aggregate: NodeAggregate
         /// A slot of a point in it; the point itself when the count is 1.
         var slot: UInt32
+        /// The point's coordinate when the count is 1.
+        var coordinate: Coordinate
         var histogram: [PartitionCount]? = nil
     }
 
@@ -232,6 +234,8 @@ extension LiveClusterIndex {
         var y: UInt32
         var aggregate: NodeAggregate
         var slot: UInt32
+        /// The point's coordinate when the count is 1.
+        var coordinate: Coordinate
         var histogramStart: Int
         var histogramEnd: Int
     }
@@ -240,10 +244,15 @@ extension LiveClusterIndex {
         /// Cells by row, then column.
         var cells: [GridCell]
         var histogram: [(partition: Int, count: Int)]
-        /// Cell index + 1 (0 for none) by position in the bounding range of the cells,
-        /// when that range is small enough for a table; binary search otherwise.
+        /// Cell index + 1 (0 for none) by position in the bounding range of the cells
+        /// widened by one position on every side (so that every cell's 8 neighbours have
+        /// a place in it), when that range is small enough for a table; binary search
+        /// otherwise.
         var table: [Int32] = []
-        var minX = 0, minY = 0, width = 0, height = 0
+        /// The table's first position's cell and its row length.
+        var minX = 0, minY = 0, stride = 0
+        /// Table offsets of the 8 neighbours, in mask-bit order.
+        var neighbourDeltas: [Int] = []
 
         /// Builds the lookup table when the cells' range holds at most a few times as
         /// many positions as there are cells.
@@ -255,24 +264,31 @@ extension LiveClusterIndex {
                 x1 = max(x1, Int(cell.x))
             }
             let y0 = Int(first.y), y1 = Int(cells[cells.count - 1].y)
-            let w = x1 - x0 + 1, h = y1 - y0 + 1
+            let w = x1 - x0 + 3, h = y1 - y0 + 3
             guard w * h <= 8 * cells.count + 1_024 else { return }
-            minX = x0
-            minY = y0
-            width = w
-            height = h
+            minX = x0 - 1
+            minY = y0 - 1
+            stride = w
+            neighbourDeltas = LiveClusterIndex.neighbourOffsets.map { $0.dy * w + $0.dx }
             table = [Int32](repeating: 0, count: w * h)
-            for (i, cell) in cells.enumerated() {
-                table[(Int(cell.y) - y0) * w + Int(cell.x) - x0] = Int32(i + 1)
+            for i in cells.indices {
+                table[position(i)] = Int32(i + 1)
             }
         }
 
+        /// A cell's position in the table.
+        @inline(__always)
+        private func position(_ i: Int) -> Int {
+            (Int(cells[i].y) - minY) * stride + Int(cells[i].x) - minX
+        }
+
+        /// The index of the cell at `(x, y)`, if it is in the grid.
         func find(_ x: Int, _ y: Int) -> Int? {
             guard x >= 0, y >= 0 else { return nil }
             if !table.isEmpty {
                 let dx = x - minX, dy = y - minY
-                guard dx >= 0, dy >= 0, dx < width, dy < height else { return nil }
-                let i = Int(table[dy * width + dx])
+                guard dx >= 0, dy >= 0, dx < stride, dy < table.count / stride else { return nil }
+                let i = Int(table[dy * stride + dx])
                 return i == 0 ? nil : i - 1
             }
             let key = (UInt64(y) << 32) | UInt64(x)
@@ -284,6 +300,28 @@ extension LiveClusterIndex {
             }
             guard low < cells.count, cells[low].x == UInt32(x), cells[low].y == UInt32(y) else { return nil }
             return low
+        }
+
+        /// Calls `body` with the mask bit and index of each of cell `i`'s neighbours in
+        /// the grid, in bit order.
+        @inline(__always)
+        func forEachNeighbour(of i: Int, _ body: (_ bit: Int, _ j: Int) -> Void) {
+            if table.isEmpty {
+                let x = Int(cells[i].x), y = Int(cells[i].y)
+                for (bit, offset) in LiveClusterIndex.neighbourOffsets.enumerated() {
+                    if let j = find(x + offset.dx, y + offset.dy) { body(bit, j) }
+                }
+                return
+            }
+            let p = position(i)
+            table.withUnsafeBufferPointer { table in
+                neighbourDeltas.withUnsafeBufferPointer { deltas in
+                    for bit in 0..<8 {
+                        let j = Int(table[p + deltas[bit]])
+                        if j != 0 { body(bit, j - 1) }
+                    }
+                }
+            }
         }
     }
 
@@ -338,25 +376,27 @@ extension LiveClusterIndex {
         if node.pointee.level >= level {
             let cx = QuadNode.cell(node.pointee.qx, level: level), cy = QuadNode.cell(node.pointee.qy, level: level)
             if !filter.testsPoints {
-                // The slot matters only for a single point (it is then shown as itself).
+                // Slot and coordinate matter only for a single point (it is then shown as itself).
                 let aggregate = node.pointee.aggregate
+                let single = aggregate.count == 1 ? node.pointee.firstEntry : nil
                 contributions.append(Contribution(
                     x: cx, y: cy, partition: partition, aggregate: aggregate,
-                    slot: aggregate.count == 1 ? node.pointee.firstSlot : UInt32.max,
+                    slot: single?.slot ?? UInt32.max, coordinate: single?.coordinate ?? Coordinate(longitude: 0, latitude: 0),
                     histogram: node.pointee.histogram.isEmpty ? nil : node.pointee.histogram))
                 return
             }
             if partition >= 0 || node.pointee.histogram.isEmpty {
                 // One partition, or none counted: one contribution for the node.
                 var aggregate = NodeAggregate()
-                var slot = UInt32.max
+                var first: LeafEntry?
                 node.pointee.forEachEntry { entry in
                     guard filter.passes(entry) else { return }
                     aggregate.add(entry)
-                    slot = min(slot, entry.slot)
+                    if entry.slot < first?.slot ?? UInt32.max { first = entry }
                 }
-                if aggregate.count > 0 {
-                    contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate, slot: slot))
+                if let first {
+                    contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate,
+                                                      slot: first.slot, coordinate: first.coordinate))
                 }
                 return
             }
@@ -365,7 +405,7 @@ extension LiveClusterIndex {
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
                 contributions.append(Contribution(x: cx, y: cy, partition: Int(entry.partition), aggregate: aggregate,
-                                                  slot: entry.slot))
+                                                  slot: entry.slot, coordinate: entry.coordinate))
             }
             return
         }
@@ -376,7 +416,7 @@ extension LiveClusterIndex {
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
                 contributions.append(Contribution(x: cx, y: cy, partition: Int(entry.partition), aggregate: aggregate,
-                                                  slot: entry.slot))
+                                                  slot: entry.slot, coordinate: entry.coordinate))
             }
             return
         }
@@ -393,23 +433,27 @@ extension LiveClusterIndex {
     func fold(_ contributions: [Contribution]) -> Grid {
         var grid = Grid(cells: [], histogram: [])
         grid.cells.reserveCapacity(contributions.count)
-        for i in Self.cellOrder(contributions) {
-            let c = contributions[Int(i)]
-            if let last = grid.cells.last, last.x == c.x, last.y == c.y {
-                let i = grid.cells.count - 1
-                grid.cells[i].aggregate.add(c.aggregate)
-                grid.cells[i].slot = min(grid.cells[i].slot, c.slot)
-            } else {
-                if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
-                grid.cells.append(GridCell(x: c.x, y: c.y, aggregate: c.aggregate, slot: c.slot,
-                                           histogramStart: grid.histogram.count, histogramEnd: grid.histogram.count))
+        contributions.withUnsafeBufferPointer { contributions in
+            // Read in place: a copy of a contribution would retain its histogram.
+            for i in Self.cellOrder(contributions) {
+                let c = contributions.baseAddress! + Int(i)
+                if let last = grid.cells.last, last.x == c.pointee.x, last.y == c.pointee.y {
+                    let i = grid.cells.count - 1
+                    grid.cells[i].aggregate.add(c.pointee.aggregate)
+                    grid.cells[i].slot = min(grid.cells[i].slot, c.pointee.slot)
+                } else {
+                    if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
+                    grid.cells.append(GridCell(x: c.pointee.x, y: c.pointee.y, aggregate: c.pointee.aggregate,
+                                               slot: c.pointee.slot, coordinate: c.pointee.coordinate,
+                                               histogramStart: grid.histogram.count, histogramEnd: grid.histogram.count))
+                }
+                if let histogram = c.pointee.histogram {
+                    for item in histogram { grid.histogram.append((Int(item.partition), Int(item.count))) }
+                } else if partitioned, c.pointee.partition >= 0 {
+                    grid.histogram.append((c.pointee.partition, c.pointee.aggregate.count))
+                }
+                grid.cells[grid.cells.count - 1].histogramEnd = grid.histogram.count
             }
-            if let histogram = c.histogram {
-                for item in histogram { grid.histogram.append((Int(item.partition), Int(item.count))) }
-            } else if partitioned, c.partition >= 0 {
-                grid.histogram.append((c.partition, c.aggregate.count))
-            }
-            grid.cells[grid.cells.count - 1].histogramEnd = grid.histogram.count
         }
         if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
         grid.index()
@@ -420,14 +464,14 @@ extension LiveClusterIndex {
     /// a cell is free: folding sums, takes a minimum and a latest, and sorts the
     /// partition counts. A counting sort over the cells' bounding range when that range
     /// is not much larger than the contributions (a viewport's cells), else a sort.
-    static func cellOrder(_ contributions: [Contribution]) -> [Int32] {
+    static func cellOrder(_ contributions: UnsafeBufferPointer<Contribution>) -> [Int32] {
         guard let first = contributions.first else { return [] }
         var x0 = first.x, x1 = first.x, y0 = first.y, y1 = first.y
-        for c in contributions {
-            x0 = min(x0, c.x)
-            x1 = max(x1, c.x)
-            y0 = min(y0, c.y)
-            y1 = max(y1, c.y)
+        for i in contributions.indices {
+            x0 = min(x0, contributions[i].x)
+            x1 = max(x1, contributions[i].x)
+            y0 = min(y0, contributions[i].y)
+            y1 = max(y1, contributions[i].y)
         }
         let width = Int(x1 - x0) + 1, height = Int(y1 - y0) + 1
         let (positions, overflow) = width.multipliedReportingOverflow(by: height)
@@ -437,11 +481,13 @@ extension LiveClusterIndex {
             }
         }
         var starts = [Int32](repeating: 0, count: positions + 1)
-        for c in contributions { starts[Int(c.y - y0) * width + Int(c.x - x0) + 1] += 1 }
+        for i in contributions.indices {
+            starts[Int(contributions[i].y - y0) * width + Int(contributions[i].x - x0) + 1] += 1
+        }
         for k in 1...positions { starts[k] += starts[k - 1] }
         var order = [Int32](repeating: 0, count: contributions.count)
-        for (i, c) in contributions.enumerated() {
-            let k = Int(c.y - y0) * width + Int(c.x - x0)
+        for i in contributions.indices {
+            let k = Int(contributions[i].y - y0) * width + Int(contributions[i].x - x0)
             order[Int(starts[k])] = Int32(i)
             starts[k] += 1
         }
@@ -483,9 +529,9 @@ extension LiveClusterIndex {
     /// neighbours in bit order.
     func forEachCell(of group: Group, in grid: Grid, _ body: (Int) -> Void) {
         body(group.first)
-        let fx = Int(grid.cells[group.first].x), fy = Int(grid.cells[group.first].y)
-        for (bit, offset) in Self.neighbourOffsets.enumerated() where group.mask & (1 << UInt8(bit)) != 0 {
-            if let j = grid.find(fx + offset.dx, fy + offset.dy) { body(j) }
+        guard group.mask != 0 else { return }
+        grid.forEachNeighbour(of: group.first) { bit, j in
+            if group.mask & (1 << UInt8(bit)) != 0 { body(j) }
         }
     }
 
@@ -496,15 +542,18 @@ extension LiveClusterIndex {
         let scale = Double(options.extent) * Double(UInt64(1) << UInt64(z))
         let limit = options.radiusPixels / 2 / scale
         let limitSquared = limit * limit
-        func close(_ a: NodeAggregate, _ b: NodeAggregate) -> Bool {
-            let dx = a.x - b.x, dy = a.y - b.y
-            return dx * dx + dy * dy < limitSquared
+        func close(_ a: SIMD2<Double>, _ b: SIMD2<Double>) -> Bool {
+            let d = a - b
+            return (d * d).sum() < limitSquared
         }
+        // Positions are computed once: each takes two divisions, and a cell is compared
+        // with up to 8 neighbours.
+        let cellPositions = cells.map { SIMD2($0.aggregate.x, $0.aggregate.y) }
         // Larger count first, then the earlier cell: both in one key, sorted as integers.
         var order = cells.indices.map { i in
             UInt64(UInt32.max - UInt32(clamping: cells[i].aggregate.count)) << 32 | UInt64(i)
         }
-        order.sort()
+        RadixSort.sort(&order)
         var owner = [Int](repeating: -1, count: cells.count)
         var groups: [Group] = []
         for key in order {
@@ -512,9 +561,8 @@ extension LiveClusterIndex {
             guard owner[i] < 0 else { continue }
             var group = Group(first: i, mask: 0, aggregate: cells[i].aggregate)
             owner[i] = groups.count
-            for (bit, offset) in Self.neighbourOffsets.enumerated() {
-                guard let j = grid.find(Int(cells[i].x) + offset.dx, Int(cells[i].y) + offset.dy),
-                      owner[j] < 0, close(cells[i].aggregate, cells[j].aggregate) else { continue }
+            grid.forEachNeighbour(of: i) { bit, j in
+                guard owner[j] < 0, close(cellPositions[i], cellPositions[j]) else { return }
                 owner[j] = groups.count
                 group.mask |= 1 << UInt8(bit)
                 group.aggregate.add(cells[j].aggregate)
@@ -522,33 +570,40 @@ extension LiveClusterIndex {
             groups.append(group)
         }
         // Groups whose positions still come too close merge when the result stays in
-        // the 3 x 3 block of the larger one's first cell. Pairs are found by a sweep
-        // over the groups sorted by x.
+        // the 3 x 3 block of the larger one's first cell. Such a pair's first cells are
+        // neighbours, so each group looks only at the groups that start next to it. A
+        // pair that did not merge can merge in a later round only when one of the two
+        // has grown, so later rounds start from the groups that did.
+        var firstOf = [Int32](repeating: -1, count: cells.count)
+        var positions = groups.map { SIMD2($0.aggregate.x, $0.aggregate.y) }
+        var dirty = [Bool](repeating: true, count: groups.count)
         for _ in 0..<3 {
-            let xs = groups.map(\.aggregate.x), ys = groups.map(\.aggregate.y)
-            let byX = groups.indices.map { (x: xs[$0], index: $0) }
-                .sorted { $0.x != $1.x ? $0.x < $1.x : $0.index < $1.index }
-                .map(\.index)
+            for (g, group) in groups.enumerated() { firstOf[group.first] = Int32(g) }
             var alive = [Bool](repeating: true, count: groups.count)
+            var grown = [Bool](repeating: false, count: groups.count)
             var merged = false
-            for (k, a) in byX.enumerated() {
-                var next = k + 1
-                while next < byX.count, alive[a], xs[byX[next]] - xs[a] < limit {
-                    let b = byX[next]
-                    next += 1
-                    guard alive[b], abs(ys[b] - ys[a]) < limit, close(groups[a].aggregate, groups[b].aggregate) else {
-                        continue
-                    }
+            for a in groups.indices where alive[a] && dirty[a] {
+                grid.forEachNeighbour(of: groups[a].first) { _, j in
+                    // Once absorbed, `a` looks no further.
+                    guard alive[a], firstOf[j] >= 0 else { return }
+                    let b = Int(firstOf[j])
+                    guard alive[b], close(positions[a], positions[b]) else { return }
                     let (winner, loser) = Self.ranks(groups[a], before: groups[b]) ? (a, b) : (b, a)
-                    guard let mask = absorbedMask(groups[winner], groups[loser], grid) else { continue }
+                    guard let mask = absorbedMask(groups[winner], groups[loser], grid) else { return }
                     groups[winner].mask = mask
                     groups[winner].aggregate.add(groups[loser].aggregate)
+                    positions[winner] = SIMD2(groups[winner].aggregate.x, groups[winner].aggregate.y)
                     alive[loser] = false
+                    grown[winner] = true
                     merged = true
                 }
             }
+            for group in groups { firstOf[group.first] = -1 }
             if !merged { break }
-            groups = groups.indices.filter { alive[$0] }.map { groups[$0] }
+            let kept = groups.indices.filter { alive[$0] }
+            groups = kept.map { groups[$0] }
+            positions = kept.map { positions[$0] }
+            dirty = kept.map { grown[$0] }
         }
         return groups
     }
@@ -591,12 +646,12 @@ extension LiveClusterIndex {
             return
         }
         let level = zoom + options.levelShift
-        if group.cellCount == 1, grid.cells[group.first].aggregate.count == 1,
-           let point = table[Int(grid.cells[group.first].slot)] {
-            // The common case of one point: no second walk.
-            if rect?.contains(LeafEntry.unquantize(point.qx), LeafEntry.unquantize(point.qy)) ?? true {
-                answer.features.append(ClusterFeature(kind: .point(index: Int(grid.cells[group.first].slot)),
-                                                      coordinate: point.point.coordinate))
+        let cell = grid.cells[group.first]
+        if group.cellCount == 1, cell.aggregate.count == 1 {
+            // The common case of one point: no second walk. Its coordinate sums are its position.
+            let x = LeafEntry.unquantize(UInt32(cell.aggregate.sumX)), y = LeafEntry.unquantize(UInt32(cell.aggregate.sumY))
+            if rect?.contains(x, y) ?? true {
+                answer.features.append(ClusterFeature(kind: .point(index: Int(cell.slot)), coordinate: cell.coordinate))
             }
             return
         }
@@ -643,10 +698,7 @@ extension LiveClusterIndex {
     }
 
     func pointFeature(_ entry: LeafEntry) -> ClusterFeature {
-        let coordinate = table[Int(entry.slot)]?.point.coordinate
-            ?? Coordinate(longitude: WebMercator.longitude(x: LeafEntry.unquantize(entry.qx)),
-                          latitude: WebMercator.latitude(y: LeafEntry.unquantize(entry.qy)))
-        return ClusterFeature(kind: .point(index: Int(entry.slot)), coordinate: coordinate)
+        ClusterFeature(kind: .point(index: Int(entry.slot)), coordinate: entry.coordinate)
     }
 
     // MARK: Walking points
@@ -707,11 +759,11 @@ extension QuadNode {
         return nx0 <= x1 && nx0 &+ span >= x0 && ny0 <= y1 && ny0 &+ span >= y0
     }
 
-    /// The first point's slot in quadtree order.
-    var firstSlot: UInt32 {
+    /// The first point in quadtree order.
+    var firstEntry: LeafEntry? {
         var node = self
         while !node.isLeaf { node = node.children[0] }
-        return node.entries.first?.slot ?? UInt32.max
+        return node.entries.first
     }
 
     func forEachEntry(_ body: (LeafEntry) -> Void) {

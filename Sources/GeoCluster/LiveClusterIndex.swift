@@ -527,8 +527,11 @@ struct BulkBuilder {
 
 // MARK: - Storage
 
-/// A point as stored in a leaf: enough to place, filter and total it without a lookup.
+/// A point as stored in a leaf: enough to place, filter, total and show it without a
+/// lookup in the table.
 struct LeafEntry: Sendable {
+    /// The point as given, for answers that show it.
+    var coordinate: Coordinate
     var qx: UInt32
     var qy: UInt32
     var slot: UInt32
@@ -544,6 +547,7 @@ struct LeafEntry: Sendable {
     }
 
     init(_ point: LivePoint, slot: UInt32, qx: UInt32, qy: UInt32) {
+        self.coordinate = point.coordinate
         self.qx = qx
         self.qy = qy
         self.slot = slot

@@ -26,7 +26,8 @@ struct LiveClusterIndexTests {
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
                 contributions.append(.init(x: QuadNode.cell(entry.qx, level: level), y: QuadNode.cell(entry.qy, level: level),
-                                           partition: point.partition, aggregate: aggregate, slot: entry.slot))
+                                           partition: point.partition, aggregate: aggregate, slot: entry.slot,
+                                           coordinate: point.coordinate))
             }
             return index.fold(contributions)
         }
