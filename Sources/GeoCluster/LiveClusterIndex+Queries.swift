@@ -521,6 +521,24 @@ extension LiveClusterIndex {
         var first: Int
         var mask: UInt8
         var aggregate: NodeAggregate
+        /// The mean position of the group's points (projected), kept with the totals.
+        var position: SIMD2<Double>
+
+        /// A group of one cell, at the cell's position.
+        init(cell: Int, aggregate: NodeAggregate, position: SIMD2<Double>) {
+            first = cell
+            mask = 0
+            self.aggregate = aggregate
+            self.position = position
+        }
+
+        /// Adds the points of a neighbouring cell (bit `bit` of the mask) or of another
+        /// group's cells, given as the mask bits they take.
+        mutating func absorb(_ other: NodeAggregate, bits: UInt8) {
+            mask |= bits
+            aggregate.add(other)
+            position = SIMD2(aggregate.x, aggregate.y)
+        }
 
         var cellCount: Int { 1 + mask.nonzeroBitCount }
     }
@@ -559,24 +577,24 @@ extension LiveClusterIndex {
         for key in order {
             let i = Int(key & 0xFFFF_FFFF)
             guard owner[i] < 0 else { continue }
-            var group = Group(first: i, mask: 0, aggregate: cells[i].aggregate)
+            var group = Group(cell: i, aggregate: cells[i].aggregate, position: cellPositions[i])
             owner[i] = groups.count
             grid.forEachNeighbour(of: i) { bit, j in
+                // Compared with the first cell's own position, not the group's so far.
                 guard owner[j] < 0, close(cellPositions[i], cellPositions[j]) else { return }
                 owner[j] = groups.count
-                group.mask |= 1 << UInt8(bit)
-                group.aggregate.add(cells[j].aggregate)
+                group.absorb(cells[j].aggregate, bits: 1 << UInt8(bit))
             }
             groups.append(group)
         }
         // Groups whose positions still come too close merge when the result stays in
         // the 3 x 3 block of the larger one's first cell. Such a pair's first cells are
-        // neighbours, so each group looks only at the groups that start next to it. A
-        // pair that did not merge can merge in a later round only when one of the two
-        // has grown, so later rounds start from the groups that did.
+        // neighbours, so each group looks only at the groups that start next to it. Two
+        // groups of one cell each were compared above, when the first of them formed,
+        // and a pair that did not merge can merge in a later round only when one of the
+        // two has grown: each round starts from the groups that have grown.
         var firstOf = [Int32](repeating: -1, count: cells.count)
-        var positions = groups.map { SIMD2($0.aggregate.x, $0.aggregate.y) }
-        var dirty = [Bool](repeating: true, count: groups.count)
+        var dirty = groups.map { $0.mask != 0 }
         for _ in 0..<3 {
             for (g, group) in groups.enumerated() { firstOf[group.first] = Int32(g) }
             var alive = [Bool](repeating: true, count: groups.count)
@@ -587,12 +605,10 @@ extension LiveClusterIndex {
                     // Once absorbed, `a` looks no further.
                     guard alive[a], firstOf[j] >= 0 else { return }
                     let b = Int(firstOf[j])
-                    guard alive[b], close(positions[a], positions[b]) else { return }
+                    guard alive[b], close(groups[a].position, groups[b].position) else { return }
                     let (winner, loser) = Self.ranks(groups[a], before: groups[b]) ? (a, b) : (b, a)
                     guard let mask = absorbedMask(groups[winner], groups[loser], grid) else { return }
-                    groups[winner].mask = mask
-                    groups[winner].aggregate.add(groups[loser].aggregate)
-                    positions[winner] = SIMD2(groups[winner].aggregate.x, groups[winner].aggregate.y)
+                    groups[winner].absorb(groups[loser].aggregate, bits: mask)
                     alive[loser] = false
                     grown[winner] = true
                     merged = true
@@ -602,7 +618,6 @@ extension LiveClusterIndex {
             if !merged { break }
             let kept = groups.indices.filter { alive[$0] }
             groups = kept.map { groups[$0] }
-            positions = kept.map { positions[$0] }
             dirty = kept.map { grown[$0] }
         }
         return groups
@@ -635,7 +650,7 @@ extension LiveClusterIndex {
                      into answer: inout LiveAnswer) {
         let aggregate = group.aggregate
         if aggregate.count >= options.minPoints {
-            let x = aggregate.x, y = aggregate.y
+            let x = group.position.x, y = group.position.y
             if let rect, !rect.contains(x, y) { return }
             let first = grid.cells[group.first]
             answer.features.append(ClusterFeature(
