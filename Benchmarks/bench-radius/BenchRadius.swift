@@ -92,6 +92,12 @@ struct Measure: ParsableCommand {
     @Option(help: "radius (supercluster's algorithm) or live.")
     var algorithm: String = "radius"
 
+    @Flag(help: """
+        Before the JSON object, print every feature of the unmeasured pass, one line each \
+        (kind with id or index and count, longitude, latitude), to compare two builds' answers.
+        """)
+    var printFeatures = false
+
     func run() throws {
         let startResidentBytes = ProcessUsage.residentBytes()
         let coordinates = try Float64File.read(points).pairs().map { Coordinate(longitude: $0.0, latitude: $0.1) }
@@ -129,6 +135,11 @@ struct Measure: ParsableCommand {
                 // The array is freed after the clock read, as the peer's list is.
                 withExtendedLifetime(result) {}
                 if round == 0 {
+                    if printFeatures {
+                        for feature in result {
+                            print(feature.kind, feature.coordinate.longitude, feature.coordinate.latitude)
+                        }
+                    }
                     features += result.count
                 } else if round <= rounds {
                     wallNanoseconds.append(elapsed)
