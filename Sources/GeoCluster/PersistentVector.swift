@@ -2,19 +2,29 @@
 /// changing one element of a copy copies the `O(log32 n)` nodes on its path instead of
 /// the whole array. Snapshots of a live layer are cheap to derive this way: a writer
 /// changes a copy, readers keep the version they hold.
+///
+/// Reads are inlinable, so that other modules get them specialized for their element
+/// type: unspecialized, every step retains and releases what it passes through.
 public struct PersistentVector<Element: Sendable>: Sendable {
+    @usableFromInline
     struct Node: Sendable {
-        var children: [Node] = []
-        var items: [Element] = []
+        @usableFromInline var children: [Node] = []
+        @usableFromInline var items: [Element] = []
+
+        @usableFromInline
+        init(children: [Node] = [], items: [Element] = []) {
+            self.children = children
+            self.items = items
+        }
     }
 
-    private var root = Node()
+    @usableFromInline var root = Node()
     /// Bits of the index consumed above the leaves: 0 while everything fits in one leaf.
-    private var shift = 0
+    @usableFromInline var shift = 0
     public private(set) var count = 0
 
-    static var branchBits: Int { 5 }
-    static var branching: Int { 1 << branchBits }
+    @usableFromInline static var branchBits: Int { 5 }
+    @usableFromInline static var branching: Int { 1 << branchBits }
 
     public init() {}
 
@@ -24,7 +34,7 @@ public struct PersistentVector<Element: Sendable>: Sendable {
     }
 
     public subscript(index: Int) -> Element {
-        get {
+        @inlinable get {
             precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
             return withUnsafePointer(to: root) { Self.get($0, shift: shift, index: index) }
         }
@@ -32,6 +42,14 @@ public struct PersistentVector<Element: Sendable>: Sendable {
             precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
             Self.set(&root, shift: shift, index: index, to: newValue)
         }
+    }
+
+    /// Calls `body` with the element at `index` where it is stored, without copying it:
+    /// a caller that reads one member of a large element retains only what it takes.
+    @inlinable
+    public func withElement<Result>(at index: Int, _ body: (UnsafePointer<Element>) throws -> Result) rethrows -> Result {
+        precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
+        return try withUnsafePointer(to: root) { try Self.withElement($0, shift: shift, index: index, body) }
     }
 
     public mutating func append(_ element: Element) {
@@ -47,10 +65,25 @@ public struct PersistentVector<Element: Sendable>: Sendable {
 
     /// Through pointers, reading each node in place: passing node values down would
     /// retain and release both arrays of every node on the path.
-    private static func get(_ node: UnsafePointer<Node>, shift: Int, index: Int) -> Element {
+    @inlinable
+    static func get(_ node: UnsafePointer<Node>, shift: Int, index: Int) -> Element {
         if shift == 0 { return node.pointee.items[index & (branching - 1)] }
         return node.pointee.children.withUnsafeBufferPointer { children in
             get(children.baseAddress! + ((index >> shift) & (branching - 1)), shift: shift - branchBits, index: index)
+        }
+    }
+
+    @inlinable
+    static func withElement<Result>(_ node: UnsafePointer<Node>, shift: Int, index: Int,
+                                            _ body: (UnsafePointer<Element>) throws -> Result) rethrows -> Result {
+        if shift == 0 {
+            return try node.pointee.items.withUnsafeBufferPointer { items in
+                try body(items.baseAddress! + (index & (branching - 1)))
+            }
+        }
+        return try node.pointee.children.withUnsafeBufferPointer { children in
+            try withElement(children.baseAddress! + ((index >> shift) & (branching - 1)), shift: shift - branchBits,
+                            index: index, body)
         }
     }
 

@@ -184,9 +184,10 @@ public struct LiveLayer: Sendable {
 
     // MARK: Output
 
-    /// The GeoJSON feature of a point: the record's feature, as stored.
+    /// The GeoJSON feature of a point: the record's feature, as stored. Read in place: a
+    /// copy of the whole record would retain and release each of its parts.
     func pointFeature(slot: Int) -> JSONValue {
-        records[slot]?.feature ?? .null
+        records.withElement(at: slot) { $0.pointee?.feature ?? .null }
     }
 
     /// Aggregates of a cluster, added to supercluster's cluster properties: for

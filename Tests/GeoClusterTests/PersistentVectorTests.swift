@@ -19,6 +19,7 @@ struct PersistentVectorTests {
         }
         #expect(vector.count == model.count)
         #expect((0..<model.count).allSatisfy { vector[$0] == model[$0] })
+        #expect((0..<model.count).allSatisfy { i in vector.withElement(at: i) { $0.pointee } == model[i] })
     }
 
     @Test func aCopyKeepsItsValuesWhenTheOriginalChanges() {
@@ -30,5 +31,7 @@ struct PersistentVectorTests {
         #expect(snapshot.count == 33_000 && vector.count == 33_001)
         #expect(snapshot[32_999] == 7 && snapshot[0] == 7)
         #expect(vector[32_999] == 1 && vector[0] == 2 && vector[33_000] == 3)
+        #expect(snapshot.withElement(at: 32_999) { $0.pointee } == 7)
+        #expect(vector.withElement(at: 32_999) { $0.pointee } == 1)
     }
 }
