@@ -196,9 +196,15 @@ extension LiveClusterIndex {
         let level = z + options.levelShift
         let (x0, y0, x1, y1) = cellRange(rect, level: level, margin: 2)
         var contributions: [Contribution] = []
+        // About one contribution per cell of a viewport's range (a world query at a deep
+        // zoom has billions of cells, mostly empty: there the array grows as it fills).
+        contributions.reserveCapacity(min(Int(x1 - x0 + 1) * Int(y1 - y0 + 1), 4_096))
         collect(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
         let grid = fold(contributions)
-        for group in group(grid, zoom: z) {
+        let groups = group(grid, zoom: z)
+        answer.features.reserveCapacity(answer.features.count + groups.count)
+        answer.summaries.reserveCapacity(answer.summaries.count + groups.count)
+        for group in groups {
             appendGroup(group, grid: grid, zoom: z, filter: filter, within: rect, into: &answer)
         }
     }
