@@ -50,8 +50,8 @@ extension Engine {
             for feature in answer.features {
                 switch feature.kind {
                 case let .point(slot):
-                    let source = layer.pointFeature(slot: slot)
-                    tile.append(feature, pointProperties: source["properties"] ?? .null, pointID: source["id"])
+                    let source = layer.tileProperties(slot: slot)
+                    tile.append(feature, pointProperties: source.properties, pointID: source.id)
                 case .cluster:
                     let extra = feature.aggregateIndex.map { layer.aggregateProperties(answer.summaries[$0]) }
                     tile.append(feature, extraClusterProperties: extra ?? [:], pointProperties: .null, pointID: nil)

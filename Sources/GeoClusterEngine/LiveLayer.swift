@@ -184,10 +184,25 @@ public struct LiveLayer: Sendable {
 
     // MARK: Output
 
-    /// The GeoJSON feature of a point: the record's feature, as stored. Read in place: a
-    /// copy of the whole record would retain and release each of its parts.
+    /// The GeoJSON feature of a point: the record's feature, parsed from its text.
     func pointFeature(slot: Int) -> JSONValue {
         records.withElement(at: slot) { $0.pointee?.feature ?? .null }
+    }
+
+    /// Appends the text of a point's GeoJSON feature (`null` for a free slot). Read in
+    /// place: a copy of the whole record would retain and release each of its parts.
+    func encodePointFeature(slot: Int, into output: inout [UInt8]) {
+        records.withElement(at: slot) { record in
+            if let text = record.pointee?.featureText { output += text } else { output += "null".utf8 }
+        }
+    }
+
+    /// What a vector tile shows of a point: its feature's `properties` and its id.
+    func tileProperties(slot: Int) -> (properties: JSONValue, id: JSONValue?) {
+        records.withElement(at: slot) { record in
+            guard let record = record.pointee else { return (.null, nil) }
+            return (record.properties, record.idJSON == .null ? nil : record.idJSON)
+        }
     }
 
     /// Aggregates of a cluster, added to supercluster's cluster properties: for
@@ -232,7 +247,7 @@ public struct LiveLayer: Sendable {
             let feature = answer.features[position]
             let extra = feature.aggregateIndex.map { aggregateProperties(answer.summaries[$0]) } ?? JSONObject()
             feature.encodeGeoJSON(into: &output, extraClusterProperties: extra) { slot, output in
-                pointFeature(slot: slot).encode(into: &output)
+                encodePointFeature(slot: slot, into: &output)
             }
         }
     }

@@ -54,6 +54,9 @@ struct LayerRecordTests {
         let json = try JSONValue.parse(text)
         let record = try LayerRecord(json: json, kind: .sightings, layer: "test", index: 0)
         #expect(record.feature.jsonString == text)
+        // Kept as the text answers write, and its properties as a value for tiles.
+        #expect(String(decoding: record.featureText, as: UTF8.self) == text)
+        #expect(record.properties == json["properties"])
         #expect(record.coordinate == Coordinate(longitude: 126.9, latitude: 37.5))
         guard case let .sighting(species, count, observedAt) = record.fields else {
             Issue.record("not a sighting: \(record.fields)")
@@ -92,6 +95,7 @@ struct LayerRecordTests {
                                   "properties": nil]
         let geoJSON = try LayerRecord(json: feature, kind: .points, layer: "test", index: 0)
         #expect(geoJSON.idKey == "" && geoJSON.feature == feature)
+        #expect(flat.properties == [:] && geoJSON.properties == .null)
         // Fields of other kinds are free-form here.
         let free = try LayerRecord(json: ["id": 1, "lon": 180, "lat": 90, "properties": ["count": "many", "name": 5]],
                                    kind: .points, layer: "test", index: 0)

@@ -46,7 +46,7 @@ public enum LayerDirectory {
         try replaceFile(at: layerPath) { (append: (inout [UInt8]) throws(EngineError) -> Void) throws(EngineError) in
             for (position, record) in records.enumerated() {
                 text += position == 0 ? "\n".utf8 : ",\n".utf8
-                record.feature.encode(into: &text)
+                text += record.featureText
                 if text.count >= 1 << 20 { try append(&text) }
             }
             text += "\n]}\n".utf8
