@@ -275,9 +275,9 @@ public final class Engine: Sendable {
             try checkSize(tile.features.count)
             let rendered = tile.features.map { feature -> JSONValue in
                 let extra = feature.aggregateIndex.map { layer.aggregateProperties(tile.summaries[$0]) } ?? JSONObject()
-                let source: JSONValue = if case let .point(slot) = feature.kind { layer.pointFeature(slot: slot) } else { .null }
-                return feature.geoJSONVT(extraClusterProperties: extra, pointTags: source["properties"] ?? .null,
-                                         pointID: source["id"])
+                let source: (properties: JSONValue, id: JSONValue?) =
+                    if case let .point(slot) = feature.kind { layer.tileProperties(slot: slot) } else { (.null, nil) }
+                return feature.geoJSONVT(extraClusterProperties: extra, pointTags: source.properties, pointID: source.id)
             }
             return .value(tileObject(address, extent: index.options.extent, features: rendered))
 
