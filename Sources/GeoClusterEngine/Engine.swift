@@ -211,8 +211,7 @@ public final class Engine: Sendable {
             let page = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try layer.index.leaves(of: clusterID, limit: limit, offset: offset)
             }
-            return .value(leavesCollection(page.pointIndices.map { layer.features[$0] }, total: page.total,
-                                           limit: limit, offset: offset))
+            return .radiusLeaves(LeavesAnswer(page: page, limit: limit, offset: offset), layer)
 
         case let .expansionZoom(_, clusterID, _):
             let zoom = try core(field: "cluster_id") { () throws(GeoClusterError) in
@@ -261,8 +260,7 @@ public final class Engine: Sendable {
             let page = try core(field: "cluster_id") { () throws(GeoClusterError) in
                 try index.leaves(of: clusterID, limit: limit, offset: offset, filter: liveFilter)
             }
-            return .value(leavesCollection(page.pointIndices.map { layer.pointFeature(slot: $0) }, total: page.total,
-                                           limit: limit, offset: offset))
+            return .liveLeaves(LeavesAnswer(page: page, limit: limit, offset: offset), layer)
 
         case let .expansionZoom(_, clusterID, _):
             let zoom = try core(field: "cluster_id") { () throws(GeoClusterError) in
@@ -318,13 +316,6 @@ public final class Engine: Sendable {
 
     // MARK: Output
 
-    private func leavesCollection(_ features: [JSONValue], total: Int, limit: Int, offset: Int) -> JSONValue {
-        var collection: JSONObject = ["type": "FeatureCollection", "features": .array(features)]
-        collection["total"] = .number(Double(total))
-        collection["limit"] = .number(Double(limit))
-        collection["offset"] = .number(Double(offset))
-        return .object(collection)
-    }
 
     private func tileObject(_ address: TileAddress, extent: Int, features: [JSONValue]) -> JSONValue {
         .object(["z": .number(Double(address.z)), "x": .number(Double(address.x)), "y": .number(Double(address.y)),
@@ -353,6 +344,8 @@ private enum LayerAnswer {
     case value(JSONValue)
     case radiusFeatures([ClusterFeature], Layer)
     case liveFeatures(LiveAnswer, LiveLayer)
+    case radiusLeaves(LeavesAnswer, Layer)
+    case liveLeaves(LeavesAnswer, LiveLayer)
 
     var value: JSONValue {
         switch self {
@@ -362,6 +355,10 @@ private enum LayerAnswer {
             GeoJSON.featureCollection(features.map { feature in feature.geoJSON { layer.features[$0] } })
         case let .liveFeatures(answer, layer):
             GeoJSON.featureCollection(layer.geoJSON(answer))
+        case let .radiusLeaves(leaves, layer):
+            leaves.value { layer.features[$0] }
+        case let .liveLeaves(leaves, layer):
+            leaves.value { layer.pointFeature(slot: $0) }
         }
     }
 
@@ -375,6 +372,44 @@ private enum LayerAnswer {
             }
         case let .liveFeatures(answer, layer):
             layer.encodeGeoJSON(answer, into: &output)
+        case let .radiusLeaves(leaves, layer):
+            leaves.encode(into: &output) { index, output in layer.features.encode(index, into: &output) }
+        case let .liveLeaves(leaves, layer):
+            leaves.encode(into: &output) { slot, output in layer.encodePointFeature(slot: slot, into: &output) }
         }
     }
+}
+
+/// A page of a cluster's points: a FeatureCollection of their features with the page's
+/// `total`, `limit` and `offset`. Written as text, each point's feature is copied as the
+/// layer keeps it, instead of being parsed from its text into a value first.
+private struct LeavesAnswer {
+    var page: LeavesPage
+    var limit: Int
+    var offset: Int
+
+    func value(_ feature: (Int) -> JSONValue) -> JSONValue {
+        var collection: JSONObject = ["type": "FeatureCollection", "features": .array(page.pointIndices.map(feature))]
+        for (key, number) in counts { collection[key] = .number(Double(number)) }
+        return .object(collection)
+    }
+
+    /// The bytes of ``value(_:)``'s encoding.
+    func encode(into output: inout [UInt8], feature: (Int, inout [UInt8]) -> Void) {
+        output += #"{"type":"FeatureCollection","features":["#.utf8
+        for (position, index) in page.pointIndices.enumerated() {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            feature(index, &output)
+        }
+        output.append(UInt8(ascii: "]"))
+        for (key, number) in counts {
+            output += #",""#.utf8
+            output += key.utf8
+            output += #"":"#.utf8
+            JSONValue.number(Double(number)).encode(into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    private var counts: KeyValuePairs<String, Int> { ["total": page.total, "limit": limit, "offset": offset] }
 }

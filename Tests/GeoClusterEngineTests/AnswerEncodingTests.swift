@@ -2,8 +2,9 @@ import Testing
 import GeoCluster
 @testable import GeoClusterEngine
 
-/// `Engine.encode` writes cluster answers without building their JSON trees; its bytes
-/// must be those of `execute`'s value, encoded, for every kind of layer and view.
+/// `Engine.encode` writes cluster answers and pages of leaves without building their JSON
+/// trees; its bytes must be those of `execute`'s value, encoded, for every kind of layer
+/// and view.
 struct AnswerEncodingTests {
     /// The views: the world at every zoom, Korea, Seoul close up, and a box across the
     /// antimeridian.
@@ -34,6 +35,7 @@ struct AnswerEncodingTests {
                     let answer = try engine.execute(request)
                     for id in (answer["features"]?.arrayValue ?? []).compactMap({ $0["properties"]?["cluster_id"]?.intValue }).prefix(3) {
                         try sameBytes(engine, .children(layer: layer, clusterID: id, filter: filter))
+                        try sameBytes(engine, .leaves(layer: layer, clusterID: id, limit: 7, offset: 1, filter: filter))
                         clusters += 1
                     }
                 }
