@@ -18,7 +18,8 @@ extension LayerCatalog {
             }
             switch spec.algorithm {
             case .radius:
-                return .radius(try Layer(name: spec.name, kind: spec.kind, features: stored.records.map(\.feature),
+                let features = try stored.records.map { (record) throws(EngineError) in try record.feature(layer: spec.name) }
+                return .radius(try Layer(name: spec.name, kind: spec.kind, features: features,
                                          options: spec.options))
             case .live:
                 let layer = try LiveLayer(name: spec.name, kind: spec.kind, stored: stored.records, options: options)

@@ -43,18 +43,40 @@ public protocol LayerJournal: Sendable {
 }
 
 /// One record as stored: its id key (``LayerRecord/idKey``; `nil` for a record without an
-/// id) and its GeoJSON Feature, from which the record is validated again when read.
+/// id) and its GeoJSON Feature as JSON text, from which the record is validated again when
+/// read. Kept as text both ways: a record's text goes to the store as it is, and a layer
+/// rebuilt from the store parses one feature at a time instead of holding all their
+/// trees at once.
 public struct StoredRecord: Sendable, Equatable {
     public var idKey: String?
-    public var feature: JSONValue
+    public var featureText: [UInt8]
+
+    public init(idKey: String?, featureText: [UInt8]) {
+        self.idKey = idKey
+        self.featureText = featureText
+    }
 
     public init(idKey: String?, feature: JSONValue) {
-        self.idKey = idKey
-        self.feature = feature
+        var text: [UInt8] = []
+        feature.encode(into: &text)
+        self.init(idKey: idKey, featureText: text)
     }
 
     public init(_ record: LayerRecord) {
-        self.init(idKey: record.idKey.isEmpty ? nil : record.idKey, feature: record.feature)
+        self.init(idKey: record.idKey.isEmpty ? nil : record.idKey, featureText: record.featureText)
+    }
+
+    /// The feature's text as a string, for a database column.
+    public var featureJSON: String { String(decoding: featureText, as: UTF8.self) }
+
+    /// The feature, parsed from its text.
+    /// - Throws: ``EngineError/storageUnavailable(reason:)`` when the text is not JSON.
+    public func feature(layer: String) throws(EngineError) -> JSONValue {
+        do {
+            return try JSONValue.parse(featureText[...], maxDepth: 64)
+        } catch {
+            throw .storageUnavailable(reason: "a stored feature of layer \"\(layer)\" is not valid JSON")
+        }
     }
 }
 
@@ -112,7 +134,7 @@ extension StoredChange {
             switch change {
             case let .put(record):
                 bytes += #"{"put":"#.utf8
-                record.feature.encode(into: &bytes)
+                bytes += record.featureText
                 if record.idKey == nil { bytes += #","no_id":true"#.utf8 }
                 bytes.append(UInt8(ascii: "}"))
             case let .delete(idKey):

@@ -84,9 +84,13 @@ public struct LayerRecord: Sendable, Equatable {
     /// - Parameters:
     ///   - layer: the layer's name, for errors.
     ///   - index: the record's 0-based position in its batch or file, for errors.
+    ///   - text: the JSON text `json` was parsed from, when that text is what answers
+    ///     should write (a stored feature, which was written from a record's text): a
+    ///     GeoJSON Feature then keeps it instead of encoding `json` again.
     /// - Throws: ``EngineError/invalidRecord(layer:index:id:field:reason:)`` naming the
     ///   first offending field.
-    public init(json: JSONValue, kind: LayerKind, layer: String, index: Int) throws(EngineError) {
+    public init(json: JSONValue, kind: LayerKind, layer: String, index: Int,
+                text: [UInt8]? = nil) throws(EngineError) {
         var reader = RecordReader(layer: layer, index: index)
         guard case let .object(object) = json else {
             throw reader.error("record", "must be a JSON object (a GeoJSON Feature or a flat record), got \(describe(json))")
@@ -99,7 +103,7 @@ public struct LayerRecord: Sendable, Equatable {
             coordinate = try reader.pointGeometry(object["geometry"])
             let properties = try reader.optionalObject(object["properties"], field: "properties")
             fields = try reader.fields(kind, from: properties ?? JSONObject())
-            featureText = Self.text(json)
+            featureText = text ?? Self.text(json)
             self.properties = object["properties"] ?? .null
         } else {
             (idKey, idJSON) = try reader.id(object["id"], kind: kind)
@@ -116,10 +120,15 @@ public struct LayerRecord: Sendable, Equatable {
         }
     }
 
+    /// The feature's text in an array of its exact size: written into scratch space first,
+    /// so that it is allocated once instead of growing through several reallocations.
     private static func text(_ feature: JSONValue) -> [UInt8] {
-        var text: [UInt8] = []
-        feature.encode(into: &text)
-        return text
+        var scratch: [UInt8] = []
+        scratch.reserveCapacity(1_024)
+        feature.encode(into: &scratch)
+        return [UInt8](unsafeUninitializedCapacity: scratch.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: scratch)
+        }
     }
 }
 

@@ -150,7 +150,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             for (position, change) in changes.enumerated() {
                 switch change {
                 case let .put(record):
-                    if let key = record.idKey { last[key] = position } else { anonymous.append(record.feature.jsonString) }
+                    if let key = record.idKey { last[key] = position } else { anonymous.append(record.featureJSON) }
                 case let .delete(idKey): last[idKey] = position
                 }
             }
@@ -158,7 +158,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             for (key, position) in last {
                 if case let .put(record) = changes[position] {
                     putKeys.append(key)
-                    putFeatures.append(record.feature.jsonString)
+                    putFeatures.append(record.featureJSON)
                 } else {
                     deleted.append(key)
                 }
@@ -195,19 +195,12 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         guard let kind = LayerKind(rawValue: kindName) else {
             throw EngineError.storageUnavailable(reason: "layer \"\(name)\" has the unknown kind \"\(kindName)\"")
         }
-        // Rows are parsed as they arrive, on the event loop, instead of being collected
-        // whole first: the parsing overlaps the transfer and the raw rows are not all
-        // held at once.
+        // Rows are taken as they arrive, on the event loop, as feature text; a layer built
+        // from them parses one feature at a time, so their trees are never all held at once.
         let collected = NIOLockedValueBox<[StoredRecord]>([])
         _ = try c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger) { row in
             let (idKey, text) = try row.decode((String?, String).self)
-            let feature: JSONValue
-            do {
-                feature = try JSONValue.parse(Array(text.utf8), maxDepth: 64)
-            } catch {
-                throw EngineError.storageUnavailable(reason: "a stored feature of layer \"\(name)\" is not valid JSON")
-            }
-            collected.withLockedValue { $0.append(StoredRecord(idKey: idKey, feature: feature)) }
+            collected.withLockedValue { $0.append(StoredRecord(idKey: idKey, featureText: Array(text.utf8))) }
         }.wait()
         let records = collected.withLockedValue { records in
             defer { records = [] }
@@ -246,9 +239,9 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         for record in records {
             if let key = record.idKey {
                 keys.append(key)
-                features.append(record.feature.jsonString)
+                features.append(record.featureJSON)
             } else {
-                anonymous.append(record.feature.jsonString)
+                anonymous.append(record.featureJSON)
             }
         }
         try insert(name, keys: keys, features: features, upsert: false, on: c)

@@ -105,7 +105,7 @@ public final class SQLiteJournal: LayerJournal {
             let delete = try db.cachedStatement(sql: "DELETE FROM points WHERE layer = ? AND id_key = ?")
             for change in changes {
                 switch change {
-                case let .put(record): try put.execute(arguments: [layer, record.idKey, record.feature.jsonString])
+                case let .put(record): try put.execute(arguments: [layer, record.idKey, record.featureJSON])
                 case let .delete(idKey): try delete.execute(arguments: [layer, idKey])
                 }
             }
@@ -133,13 +133,8 @@ public final class SQLiteJournal: LayerJournal {
         let rows = try Row.fetchCursor(db, sql: "SELECT id_key, feature FROM points WHERE layer = ?", arguments: [name])
         while let row = try rows.next() {
             let text: String = row[1]
-            let feature: JSONValue
-            do {
-                feature = try JSONValue.parse(Array(text.utf8), maxDepth: 64)
-            } catch {
-                throw EngineError.storageUnavailable(reason: "a stored feature of layer \"\(name)\" is not valid JSON")
-            }
-            records.append(StoredRecord(idKey: row[0], feature: feature))
+            // Parsed when the layer is built from it, one record at a time.
+            records.append(StoredRecord(idKey: row[0], featureText: Array(text.utf8)))
         }
         let sequence = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM changes WHERE layer = ?",
                                           arguments: [name]) ?? 0
@@ -170,7 +165,7 @@ public final class SQLiteJournal: LayerJournal {
         try db.execute(sql: "DELETE FROM points WHERE layer = ?", arguments: [name])
         let insert = try db.cachedStatement(sql: "INSERT INTO points (layer, id_key, feature) VALUES (?, ?, ?)")
         for record in records {
-            try insert.execute(arguments: [name, record.idKey, record.feature.jsonString])
+            try insert.execute(arguments: [name, record.idKey, record.featureJSON])
         }
         try db.execute(sql: "INSERT INTO changes (layer, type) VALUES (?, 'replace')", arguments: [name])
         return db.lastInsertedRowID

@@ -65,6 +65,26 @@ struct LayerRecordTests {
         #expect(species == "Grus monacha" && count == 3 && observedAt.epochSeconds == 1_709_217_000)
     }
 
+    @Test func aStoredRecordKeepsTheRecordsText() throws {
+        let record = try LayerRecord(json: .object(Self.sighting), kind: .sightings, layer: "test", index: 0)
+        let stored = StoredRecord(record)
+        #expect(stored.idKey == record.idKey && stored.featureText == record.featureText)
+        let again = try LayerRecord(json: try stored.feature(layer: "test"), kind: .sightings, layer: "test", index: 0,
+                                    text: stored.featureText)
+        #expect(again == record)
+        let broken = StoredRecord(idKey: "x", featureText: Array(#"{"type":"#.utf8))
+        do {
+            _ = try broken.feature(layer: "birds")
+            Issue.record("a truncated stored feature parsed")
+        } catch {
+            guard case let .storageUnavailable(reason) = error else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+            #expect(reason == #"a stored feature of layer "birds" is not valid JSON"#)
+        }
+    }
+
     @Test func aFlatRecordsFeatureReadsBackAsTheSameRecord() throws {
         for (object, kind) in [(Self.sighting, LayerKind.sightings), (Self.place, .places), (Self.station, .stations)] {
             let flat = try LayerRecord(json: .object(object), kind: kind, layer: "test", index: 0)
