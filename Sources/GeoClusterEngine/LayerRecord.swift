@@ -47,7 +47,7 @@ public struct LayerRecord: Sendable, Equatable {
     public let properties: JSONValue
 
     /// The GeoJSON Feature answered for this record, parsed from ``featureText`` (about a
-    /// microsecond): for pages of leaves, nearby answers and stored changes.
+    /// microsecond): for nearby answers and answers built as values.
     public var feature: JSONValue {
         // The text was written by the encoder from a value, so it parses, to the same
         // value; the depth limit is no lower than that of any value it could have come from.
