@@ -29,12 +29,7 @@ extension LayerCatalog {
         if spec.algorithm == .radius {
             return try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: .radius, options: spec.options)
         }
-        let features = try readFeatures(spec.path)
-        var records: [LayerRecord] = []
-        records.reserveCapacity(features.count)
-        for (i, feature) in features.enumerated() {
-            records.append(try LayerRecord(json: feature, kind: spec.kind, layer: spec.name, index: i))
-        }
+        let records = try records(of: try readFeatures(spec.path), kind: spec.kind, layer: spec.name)
         let layer = try LiveLayer(name: spec.name, kind: spec.kind, records: records, options: options)
         guard let sequence = try journal.seedLayer(spec.name, kind: spec.kind, records: records.map(StoredRecord.init)) else {
             // Another process seeded it between the two calls: take what it stored.

@@ -129,14 +129,25 @@ public enum LayerCatalog {
         case .radius:
             return .radius(try Layer(name: name, kind: kind, features: features, options: options))
         case .live:
-            var records: [LayerRecord] = []
-            records.reserveCapacity(features.count)
-            for (i, feature) in features.enumerated() {
-                records.append(try LayerRecord(json: feature, kind: kind, layer: name, index: i))
-            }
+            let records = try records(of: consume features, kind: kind, layer: name)
             return .live(LiveLayerStore(try LiveLayer(name: name, kind: kind, records: records,
                                                       options: LiveClusterOptions(options))))
         }
+    }
+
+    /// Validates each feature as a record, freeing each feature's tree once its record (which
+    /// keeps the feature as text) is made, so that the trees and the texts of all features
+    /// are not held at once.
+    static func records(of features: consuming [JSONValue], kind: LayerKind,
+                        layer: String) throws(EngineError) -> [LayerRecord] {
+        var features = features
+        var records: [LayerRecord] = []
+        records.reserveCapacity(features.count)
+        for i in features.indices {
+            records.append(try LayerRecord(json: features[i], kind: kind, layer: layer, index: i))
+            features[i] = .null
+        }
+        return records
     }
 
     /// The features of a GeoJSON FeatureCollection file.
