@@ -30,13 +30,7 @@ let benchmarks: @Sendable () -> Void = {
                       configuration: .init(metrics: [.wallClock, .mallocCountTotal],
                                            warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)) { benchmark in
                 let fixture = ViewportFixture.shared(distribution, count)
-                let viewport = fixture.viewports.next()
-                var result: [ClusterFeature] = []
-                benchmark.startMeasurement()
-                for _ in benchmark.scaledIterations {
-                    try fixture.index.clusters(in: viewport.bbox, zoom: viewport.zoom, into: &result)
-                    blackHole(result.count)
-                }
+                try measureViewport(benchmark, of: fixture.index, from: fixture.viewports)
             }
         }
     }
@@ -82,5 +76,17 @@ final class ViewportFixture: Sendable {
             fixtures[key] = fixture
             return fixture
         }
+    }
+}
+
+/// The measured loop of a radius viewport benchmark: the cycle's next viewport, queried
+/// once per scaled iteration into a reused array.
+func measureViewport(_ benchmark: Benchmark, of index: RadiusClusterIndex, from viewports: ViewportCycle) throws {
+    let viewport = viewports.next()
+    var result: [ClusterFeature] = []
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+        try index.clusters(in: viewport.bbox, zoom: viewport.zoom, into: &result)
+        blackHole(result.count)
     }
 }

@@ -29,13 +29,7 @@ func geoNamesBenchmarks() {
     }
     Benchmark("radius viewport \(name)", configuration: viewportConfiguration) { benchmark in
         let fixture = GeoNamesFixture.shared
-        let viewport = fixture.viewports.next()
-        var result: [ClusterFeature] = []
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            try fixture.radius.clusters(in: viewport.bbox, zoom: viewport.zoom, into: &result)
-            blackHole(result.count)
-        }
+        try measureViewport(benchmark, of: fixture.radius, from: fixture.viewports)
     }
     Benchmark("live viewport \(name)", configuration: viewportConfiguration) { benchmark in
         let fixture = GeoNamesFixture.shared

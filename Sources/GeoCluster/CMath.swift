@@ -1,6 +1,7 @@
 // The C math library (sin, cos, asin, log, exp) is the core's platform import for
-// arithmetic (BackgroundJob's, for the core count and yielding, is the other): the Swift
-// standard library has no transcendental functions of its own.
+// arithmetic (the others: BackgroundJob's, for the core count and yielding, and
+// HeapTrim's, for malloc_trim): the Swift standard library has no transcendental
+// functions of its own.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -226,9 +226,9 @@ extension LiveClusterIndex {
         /// The partition of every point counted, or -1 when `histogram` (or nothing) tells.
         var partition: Int
         var aggregate: NodeAggregate
-        /// A slot of a point in it; the point itself when the count is 1.
+        /// The point's slot and coordinate when the count is 1 (it is then shown as
+        /// itself); not read otherwise.
         var slot: UInt32
-        /// The point's coordinate when the count is 1.
         var coordinate: Coordinate
         var histogram: [PartitionCount]? = nil
     }
@@ -239,8 +239,8 @@ extension LiveClusterIndex {
         var x: UInt32
         var y: UInt32
         var aggregate: NodeAggregate
+        /// The point's slot and coordinate when the count is 1; not read otherwise.
         var slot: UInt32
-        /// The point's coordinate when the count is 1.
         var coordinate: Coordinate
         var histogramStart: Int
         var histogramEnd: Int
@@ -288,15 +288,10 @@ extension LiveClusterIndex {
             (Int(cells[i].y) - minY) * stride + Int(cells[i].x) - minX
         }
 
-        /// The index of the cell at `(x, y)`, if it is in the grid.
-        func find(_ x: Int, _ y: Int) -> Int? {
+        /// The index of the cell at `(x, y)`, if it is in the grid, by binary search: for
+        /// a grid without a table.
+        private func search(_ x: Int, _ y: Int) -> Int? {
             guard x >= 0, y >= 0 else { return nil }
-            if !table.isEmpty {
-                let dx = x - minX, dy = y - minY
-                guard dx >= 0, dy >= 0, dx < stride, dy < table.count / stride else { return nil }
-                let i = Int(table[dy * stride + dx])
-                return i == 0 ? nil : i - 1
-            }
             let key = (UInt64(y) << 32) | UInt64(x)
             var low = 0, high = cells.count
             while low < high {
@@ -315,7 +310,7 @@ extension LiveClusterIndex {
             if table.isEmpty {
                 let x = Int(cells[i].x), y = Int(cells[i].y)
                 for (bit, offset) in LiveClusterIndex.neighbourOffsets.enumerated() {
-                    if let j = find(x + offset.dx, y + offset.dy) { body(bit, j) }
+                    if let j = search(x + offset.dx, y + offset.dy) { body(bit, j) }
                 }
                 return
             }
@@ -398,7 +393,7 @@ extension LiveClusterIndex {
                 node.pointee.forEachEntry { entry in
                     guard filter.passes(entry) else { return }
                     aggregate.add(entry)
-                    if entry.slot < first?.slot ?? UInt32.max { first = entry }
+                    if first == nil { first = entry }
                 }
                 if let first {
                     contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate,
@@ -435,7 +430,7 @@ extension LiveClusterIndex {
     }
 
     /// Sums contributions per cell, with counts per partition when the index keeps them;
-    /// the grid comes indexed for ``Grid/find(_:_:)``.
+    /// the grid comes indexed for ``Grid/forEachNeighbour(of:_:)``.
     func fold(_ contributions: [Contribution]) -> Grid {
         var grid = Grid(cells: [], histogram: [])
         grid.cells.reserveCapacity(contributions.count)
@@ -446,7 +441,6 @@ extension LiveClusterIndex {
                 if let last = grid.cells.last, last.x == c.pointee.x, last.y == c.pointee.y {
                     let i = grid.cells.count - 1
                     grid.cells[i].aggregate.add(c.pointee.aggregate)
-                    grid.cells[i].slot = min(grid.cells[i].slot, c.pointee.slot)
                 } else {
                     if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
                     grid.cells.append(GridCell(x: c.pointee.x, y: c.pointee.y, aggregate: c.pointee.aggregate,
@@ -538,8 +532,7 @@ extension LiveClusterIndex {
             self.position = position
         }
 
-        /// Adds the points of a neighbouring cell (bit `bit` of the mask) or of another
-        /// group's cells, given as the mask bits they take.
+        /// Adds the points of other cells, given as the mask bits they take.
         mutating func absorb(_ other: NodeAggregate, bits: UInt8) {
             mask |= bits
             aggregate.add(other)
@@ -589,8 +582,10 @@ extension LiveClusterIndex {
                 // Compared with the first cell's own position, not the group's so far.
                 guard owner[j] < 0, close(cellPositions[i], cellPositions[j]) else { return }
                 owner[j] = groups.count
-                group.absorb(cells[j].aggregate, bits: 1 << UInt8(bit))
+                group.mask |= 1 << UInt8(bit)
+                group.aggregate.add(cells[j].aggregate)
             }
+            if group.mask != 0 { group.position = SIMD2(group.aggregate.x, group.aggregate.y) }
             groups.append(group)
         }
         // Groups whose positions still come too close merge when the result stays in

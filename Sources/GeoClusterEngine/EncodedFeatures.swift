@@ -40,9 +40,7 @@ public struct EncodedFeatures: RandomAccessCollection, Sendable {
 
     /// The feature at `position`, parsed from its text.
     public subscript(position: Int) -> JSONValue {
-        // The text was written by the encoder from a value, so it parses, to the same
-        // value; the depth limit is no lower than that of any value it could have come from.
-        (try? JSONValue.parse(text[range(position)], maxDepth: .max)) ?? .null
+        JSONValue(encodedText: text[range(position)])
     }
 
     /// The `properties` member of the feature at `position` (`null` when it has none).
@@ -58,4 +56,13 @@ public struct EncodedFeatures: RandomAccessCollection, Sendable {
 
     /// Bytes of text held.
     public var byteCount: Int { text.count }
+}
+
+extension JSONValue {
+    /// The value of JSON text that the encoder wrote from a value (a feature kept as text):
+    /// it parses, to that value; the depth limit is no lower than that of any value it
+    /// could have come from.
+    init(encodedText text: ArraySlice<UInt8>) {
+        self = (try? JSONValue.parse(text, maxDepth: .max)) ?? .null
+    }
 }

@@ -316,7 +316,6 @@ public final class Engine: Sendable {
 
     // MARK: Output
 
-
     private func tileObject(_ address: TileAddress, extent: Int, features: [JSONValue]) -> JSONValue {
         .object(["z": .number(Double(address.z)), "x": .number(Double(address.x)), "y": .number(Double(address.y)),
                  "extent": .number(Double(extent)), "features": .array(features)])

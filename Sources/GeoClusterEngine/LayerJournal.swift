@@ -69,7 +69,7 @@ public struct StoredRecord: Sendable, Equatable {
     /// The feature's text as a string, for a database column.
     public var featureJSON: String { String(decoding: featureText, as: UTF8.self) }
 
-    /// The feature, parsed from its text.
+    /// The feature, parsed from its text (which may come from outside: a database row).
     /// - Throws: ``EngineError/storageUnavailable(reason:)`` when the text is not JSON.
     public func feature(layer: String) throws(EngineError) -> JSONValue {
         do {
@@ -171,5 +171,13 @@ extension StoredChange {
             }
         }
         return changes
+    }
+}
+
+extension LayerRecord {
+    /// Validates a stored record again, keeping its text: it was written from a record's.
+    init(stored: StoredRecord, kind: LayerKind, layer: String, index: Int) throws(EngineError) {
+        try self.init(json: try stored.feature(layer: layer), kind: kind, layer: layer, index: index,
+                      text: stored.featureText)
     }
 }

@@ -48,11 +48,7 @@ public struct LayerRecord: Sendable, Equatable {
 
     /// The GeoJSON Feature answered for this record, parsed from ``featureText`` (about a
     /// microsecond): for nearby answers and answers built as values.
-    public var feature: JSONValue {
-        // The text was written by the encoder from a value, so it parses, to the same
-        // value; the depth limit is no lower than that of any value it could have come from.
-        (try? JSONValue.parse(featureText[...], maxDepth: .max)) ?? .null
-    }
+    public var feature: JSONValue { JSONValue(encodedText: featureText[...]) }
 
     /// Largest `count` of a sighting. Sums over a million records stay below 10^15,
     /// exact in JSON's doubles (2^53 ≈ 9.0 × 10^15).

@@ -116,9 +116,8 @@ public final class LiveLayerStore: Sendable {
             for (position, change) in changes.enumerated() {
                 switch change {
                 case let .put(stored):
-                    let record = try LayerRecord(json: try stored.feature(layer: name), kind: kind, layer: name,
-                                                 index: position, text: stored.featureText)
-                    try layer.upsert(record, index: position)
+                    try layer.upsert(try LayerRecord(stored: stored, kind: kind, layer: name, index: position),
+                                     index: position)
                 case let .delete(idKey):
                     try layer.delete(idKey: idKey, index: position)
                 }
@@ -150,9 +149,7 @@ extension LiveLayer {
                 options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
         try self.init(name: name, kind: kind, options: options)
         for (position, item) in stored.enumerated() {
-            try insert(try LayerRecord(json: try item.feature(layer: name), kind: kind, layer: name, index: position,
-                                       text: item.featureText),
-                       index: position)
+            try insert(try LayerRecord(stored: item, kind: kind, layer: name, index: position), index: position)
         }
     }
 }
