@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Queries of the live index: clusters in a viewport, children, leaves, expansion zoom
 /// and tiles, each under a ``LiveFilter``.
 ///
@@ -5,12 +7,18 @@
 /// 1. the totals of the points that pass the filter are gathered per non-empty level-`L`
 ///    cell, from node totals where the filter allows, from single points otherwise;
 /// 2. cells are visited by decreasing count (then row, then column); an unvisited cell
-///    takes each unvisited neighbour (of its 8) whose mean position is within half the
-///    radius of its own, in pixels at `z`;
-/// 3. two groups whose positions are still within half the radius merge when all their
-///    cells fit in the 3 x 3 block around the larger group's first cell (up to 3 rounds);
+///    takes each unvisited neighbour (of its 8, in its block) whose mean position is
+///    within half the radius of its own, in pixels at `z`;
+/// 3. two groups of one block whose positions are still within half the radius merge
+///    when all their cells fit in the 3 x 3 square around the larger group's first cell
+///    (up to 3 rounds);
 /// 4. a group of at least `minPoints` points is a cluster at the mean position of its
 ///    points; a smaller group shows its points.
+/// A block is a square of 16 x 16 cells (of level `L - 4`; the whole grid below level 4):
+/// groups never take cells of two blocks, so a block's groups depend on its own points
+/// only. The same place is then the same cluster in every view and tile, and the groups
+/// of a block are kept between unfiltered queries until its points change (see
+/// ``GroupCache``).
 /// A cluster id is `zoom << 48 | cellX << 28 | cellY << 8 | neighbourMask`: the first
 /// cell and which of its 8 neighbours belong to the cluster. Children of a cluster are
 /// formed the same way one zoom deeper, from the cells inside the cluster's cells only,
@@ -19,10 +27,10 @@ extension LiveClusterIndex {
     // MARK: Public queries
 
     /// Clusters and single points whose positions lie inside `bbox` at `zoom`
-    /// (fractional zooms floor; zooms outside `minZoom...maxZoom + 1` clamp to it). Cells
-    /// within two cells of the box are considered so that clusters at the edge of a view
-    /// are formed as in a larger view. A box crossing the antimeridian is answered as its
-    /// two halves, eastern first; clusters are not merged across the antimeridian.
+    /// (fractional zooms floor; zooms outside `minZoom...maxZoom + 1` clamp to it), block
+    /// by block along the Z-order curve. Every block the box meets is formed whole, so an
+    /// item is the same in every view that shows it. A box crossing the antimeridian is
+    /// answered as its two halves, eastern first.
     public func clusters(in bbox: BoundingBox, zoom: Double, filter: LiveFilter = .all) throws(GeoClusterError) -> LiveAnswer {
         let z = try clampedZoom(zoom)
         var answer = LiveAnswer(features: [], summaries: [])
@@ -53,10 +61,11 @@ extension LiveClusterIndex {
                         x1: member.x << 1 | 1, y1: member.y << 1 | 1, filter: filter, into: &contributions)
             }
             let grid = fold(contributions)
-            let groups = group(grid, zoom: address.zoom + 1)
-            for group in groups {
-                appendGroup(group, grid: grid, zoom: address.zoom + 1, filter: filter, within: nil, into: &answer)
+            var items = Items()
+            for group in group(grid, zoom: address.zoom + 1) {
+                appendGroup(group, grid: grid, zoom: address.zoom + 1, filter: filter, into: &items)
             }
+            append(items, within: nil, into: &answer)
         }
         guard !answer.features.isEmpty else { throw .unknownCluster(id: clusterID) }
         return answer
@@ -194,18 +203,119 @@ extension LiveClusterIndex {
             return
         }
         let level = z + options.levelShift
-        let (x0, y0, x1, y1) = cellRange(rect, level: level, margin: 2)
+        let blockLevel = max(0, level - Self.blockShift)
+        let blocks = cellRange(rect, level: blockLevel, margin: 0)
+        if filter.partitions == nil, !filter.testsPoints {
+            appendKeptGroups(in: rect, zoom: z, blocks: blocks, into: &answer)
+            return
+        }
+        // The cells of every block the rect meets.
+        let shift = UInt32(level - blockLevel), last = UInt32((UInt64(1) << UInt64(level)) - 1)
+        let x0 = blocks.0 << shift, y0 = blocks.1 << shift
+        let x1 = min(last, blocks.2 << shift | (1 << shift - 1)), y1 = min(last, blocks.3 << shift | (1 << shift - 1))
         var contributions: [Contribution] = []
         // About one contribution per cell of a viewport's range (a world query at a deep
         // zoom has billions of cells, mostly empty: there the array grows as it fills).
         contributions.reserveCapacity(min(Int(x1 - x0 + 1) * Int(y1 - y0 + 1), 4_096))
         collect(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
         let grid = fold(contributions)
+        // Groups keep their order within a block; blocks go along the Z-order curve, as
+        // the unfiltered answer visits them.
         let groups = group(grid, zoom: z)
-        answer.features.reserveCapacity(answer.features.count + groups.count)
-        answer.summaries.reserveCapacity(answer.summaries.count + groups.count)
-        for group in groups {
-            appendGroup(group, grid: grid, zoom: z, filter: filter, within: rect, into: &answer)
+        var order: [(block: UInt64, g: Int)] = []
+        order.reserveCapacity(groups.count)
+        for g in groups.indices {
+            let first = grid.cells[groups[g].first]
+            let block: UInt64 = BulkBuilder.zOrder(first.x >> shift, first.y >> shift)
+            order.append((block, g))
+        }
+        order.sort { $0.block != $1.block ? $0.block < $1.block : $0.g < $1.g }
+        var items = Items()
+        items.reserve(groups.count)
+        for (_, g) in order {
+            appendGroup(groups[g], grid: grid, zoom: z, filter: filter, into: &items)
+        }
+        append(items, within: rect, into: &answer)
+    }
+
+    /// Grid cells per block side, as a power of two.
+    static let blockShift = 4
+
+    /// The unfiltered items of the blocks `blocks` (a range of block coordinates) at zoom
+    /// `z` that lie in `rect`: from the kept groups of each non-empty block, formed and
+    /// kept first where the block's points changed since.
+    private func appendKeptGroups(in rect: UnitRect, zoom z: Int, blocks: (UInt32, UInt32, UInt32, UInt32),
+                                  into answer: inout LiveAnswer) {
+        let level = z + options.levelShift
+        let blockLevel = max(0, level - Self.blockShift)
+        let shift = UInt32(level - blockLevel), last = UInt32((UInt64(1) << UInt64(level)) - 1)
+        let side = Double(UInt64(1) << UInt64(blockLevel))
+        // A query over many blocks (the world at a deep zoom) reads kept groups but keeps
+        // none of its own: they would push out the groups of the views in use.
+        let keeps = Int(blocks.2 - blocks.0 + 1) * Int(blocks.3 - blocks.1 + 1) <= Self.blocksKeptPerQuery
+        withUnsafePointer(to: combined) { root in
+            Self.forEachBlock(root, level: blockLevel, x0: blocks.0, y0: blocks.1, x1: blocks.2, y1: blocks.3) { bx, by, node in
+                let key = UInt64(level) << 48 | UInt64(bx) << 24 | UInt64(by)
+                let stamp = node.pointee.stamp
+                let kept: GroupCache.Entry
+                if let entry = groupCache.entry(key, stamp: stamp) {
+                    kept = entry
+                } else {
+                    var contributions: [Contribution] = []
+                    Self.collect(node, level: level, x0: bx << shift, y0: by << shift,
+                                 x1: min(last, bx << shift | (1 << shift - 1)), y1: min(last, by << shift | (1 << shift - 1)),
+                                 filter: .all, partition: -1, into: &contributions)
+                    let grid = fold(contributions)
+                    let groups = group(grid, zoom: z)
+                    var items = Items()
+                    items.reserve(groups.count)
+                    for group in groups {
+                        appendGroup(group, grid: grid, zoom: z, filter: .all, into: &items)
+                    }
+                    kept = GroupCache.Entry(stamp: stamp, items: items)
+                    if keeps { groupCache.keep(kept, for: key, budget: max(GroupCache.minimumBudget, count / 2)) }
+                }
+                // A block inside the rect needs no test per item.
+                let inside = Double(bx) / side >= rect.minX && Double(bx + 1) / side <= rect.maxX
+                    && Double(by) / side >= rect.minY && Double(by + 1) / side <= rect.maxY
+                append(kept.items, within: inside ? nil : rect, into: &answer)
+            }
+        }
+    }
+
+    /// Largest number of blocks in a query's range for which it keeps the groups it forms.
+    static let blocksKeptPerQuery = 1_024
+
+    /// Calls `body` with each non-empty block of `level` within `x0...x1` x `y0...y1`
+    /// along the Z-order curve, and the node that holds its points: the node of the
+    /// block's cell or one inside it, or a leaf above it (whose points in the block count).
+    static func forEachBlock(_ node: UnsafePointer<QuadNode>, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
+                             _ body: (UInt32, UInt32, UnsafePointer<QuadNode>) -> Void) {
+        guard node.pointee.aggregate.count > 0,
+              node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
+        if node.pointee.level >= level {
+            body(QuadNode.cell(node.pointee.qx, level: level), QuadNode.cell(node.pointee.qy, level: level), node)
+            return
+        }
+        if node.pointee.isLeaf {
+            var codes: [UInt64] = []
+            for entry in node.pointee.entries {
+                let bx = QuadNode.cell(entry.qx, level: level), by = QuadNode.cell(entry.qy, level: level)
+                if bx >= x0, bx <= x1, by >= y0, by <= y1 { codes.append(BulkBuilder.zOrder(bx, by)) }
+            }
+            codes.sort()
+            var previous: UInt64?
+            for code in codes where code != previous {
+                previous = code
+                let (bx, by) = BulkBuilder.position(code)
+                body(bx, by, node)
+            }
+            return
+        }
+        node.pointee.children.withUnsafeBufferPointer { children in
+            for i in children.indices {
+                forEachBlock(children.baseAddress! + i, level: level, x0: x0, y0: y0, x1: x1, y1: y1, body)
+            }
         }
     }
 
@@ -513,7 +623,7 @@ extension LiveClusterIndex {
     }
 
     /// A display group: its first cell and which of that cell's 8 neighbours belong to it
-    /// (bit `i` for `neighbourOffsets[i]`). A group never reaches beyond the 3 x 3 block
+    /// (bit `i` for `neighbourOffsets[i]`). A group never reaches beyond the 3 x 3 square
     /// around its first cell, so these two say which cells it has, without an array of
     /// them per group.
     struct Group {
@@ -556,6 +666,10 @@ extension LiveClusterIndex {
     func group(_ grid: Grid, zoom z: Int) -> [Group] {
         let cells = grid.cells
         guard !cells.isEmpty else { return [] }
+        @inline(__always)
+        func sameBlock(_ i: Int, _ j: Int) -> Bool {
+            (cells[i].x ^ cells[j].x) >> UInt32(Self.blockShift) == 0 && (cells[i].y ^ cells[j].y) >> UInt32(Self.blockShift) == 0
+        }
         let scale = Double(options.extent) * Double(UInt64(1) << UInt64(z))
         let limit = options.radiusPixels / 2 / scale
         let limitSquared = limit * limit
@@ -580,7 +694,7 @@ extension LiveClusterIndex {
             owner[i] = groups.count
             grid.forEachNeighbour(of: i) { bit, j in
                 // Compared with the first cell's own position, not the group's so far.
-                guard owner[j] < 0, close(cellPositions[i], cellPositions[j]) else { return }
+                guard owner[j] < 0, sameBlock(i, j), close(cellPositions[i], cellPositions[j]) else { return }
                 owner[j] = groups.count
                 group.mask |= 1 << UInt8(bit)
                 group.aggregate.add(cells[j].aggregate)
@@ -589,8 +703,9 @@ extension LiveClusterIndex {
             groups.append(group)
         }
         // Groups whose positions still come too close merge when the result stays in
-        // the 3 x 3 block of the larger one's first cell. Such a pair's first cells are
-        // neighbours, so each group looks only at the groups that start next to it. Two
+        // the 3 x 3 square of the larger one's first cell. Such a pair's first cells are
+        // neighbours (in one block), so each group looks only at the groups that start
+        // next to it. Two
         // groups of one cell each were compared above, when the first of them formed,
         // and a pair that did not merge can merge in a later round only when one of the
         // two has grown: each round starts from the groups that have grown.
@@ -604,7 +719,7 @@ extension LiveClusterIndex {
             for a in groups.indices where alive[a] && dirty[a] {
                 grid.forEachNeighbour(of: groups[a].first) { _, j in
                     // Once absorbed, `a` looks no further.
-                    guard alive[a], firstOf[j] >= 0 else { return }
+                    guard alive[a], firstOf[j] >= 0, sameBlock(groups[a].first, j) else { return }
                     let b = Int(firstOf[j])
                     guard alive[b], close(groups[a].position, groups[b].position) else { return }
                     let (winner, loser) = Self.ranks(groups[a], before: groups[b]) ? (a, b) : (b, a)
@@ -625,7 +740,7 @@ extension LiveClusterIndex {
     }
 
     /// The winner's mask with the loser's cells added, or `nil` when one of them is
-    /// outside the 3 x 3 block around the winner's first cell.
+    /// outside the 3 x 3 square around the winner's first cell.
     func absorbedMask(_ winner: Group, _ loser: Group, _ grid: Grid) -> UInt8? {
         let fx = Int(grid.cells[winner.first].x), fy = Int(grid.cells[winner.first].y)
         var mask: UInt8? = winner.mask
@@ -645,20 +760,54 @@ extension LiveClusterIndex {
         a.aggregate.count != b.aggregate.count ? a.aggregate.count > b.aggregate.count : a.first < b.first
     }
 
-    /// Appends a group as a cluster, or its points when it is smaller than `minPoints`;
-    /// only items positioned inside `rect` when one is given.
-    func appendGroup(_ group: Group, grid: Grid, zoom: Int, filter: LiveFilter, within rect: UnitRect?,
-                     into answer: inout LiveAnswer) {
+    /// Items of an answer with their projected positions, before they are kept to a rect;
+    /// a feature's `aggregateIndex` points into `summaries`.
+    struct Items: Sendable {
+        var features: [ClusterFeature] = []
+        var summaries: [LiveSummary] = []
+        var positions: [SIMD2<Double>] = []
+
+        mutating func reserve(_ n: Int) {
+            features.reserveCapacity(n)
+            positions.reserveCapacity(n)
+        }
+
+        mutating func append(_ feature: ClusterFeature, at position: SIMD2<Double>) {
+            features.append(feature)
+            positions.append(position)
+        }
+    }
+
+    /// Appends the items positioned inside `rect` (all when `nil`) to an answer.
+    func append(_ items: Items, within rect: UnitRect?, into answer: inout LiveAnswer) {
+        answer.features.reserveCapacity(answer.features.count + items.features.count)
+        answer.summaries.reserveCapacity(answer.summaries.count + items.summaries.count)
+        items.features.withUnsafeBufferPointer { features in
+            items.positions.withUnsafeBufferPointer { positions in
+                for i in features.indices {
+                    if let rect, !rect.contains(positions[i].x, positions[i].y) { continue }
+                    var feature = features[i]
+                    if let k = feature.aggregateIndex {
+                        feature.aggregateIndex = answer.summaries.count
+                        answer.summaries.append(items.summaries[k])
+                    }
+                    answer.features.append(feature)
+                }
+            }
+        }
+    }
+
+    /// Appends a group as a cluster, or its points when it is smaller than `minPoints`.
+    func appendGroup(_ group: Group, grid: Grid, zoom: Int, filter: LiveFilter, into items: inout Items) {
         let aggregate = group.aggregate
         if aggregate.count >= options.minPoints {
             let x = group.position.x, y = group.position.y
-            if let rect, !rect.contains(x, y) { return }
             let first = grid.cells[group.first]
-            answer.features.append(ClusterFeature(
+            items.append(ClusterFeature(
                 kind: .cluster(id: clusterID(zoom: zoom, x: first.x, y: first.y, mask: group.mask), pointCount: aggregate.count),
                 coordinate: Coordinate(longitude: WebMercator.longitude(x: x), latitude: WebMercator.latitude(y: y)),
-                aggregateIndex: answer.summaries.count))
-            answer.summaries.append(summary(group, grid: grid))
+                aggregateIndex: items.summaries.count), at: group.position)
+            items.summaries.append(summary(group, grid: grid))
             return
         }
         let level = zoom + options.levelShift
@@ -666,9 +815,7 @@ extension LiveClusterIndex {
         if group.cellCount == 1, cell.aggregate.count == 1 {
             // The common case of one point: no second walk. Its coordinate sums are its position.
             let x = LeafEntry.unquantize(UInt32(cell.aggregate.sumX)), y = LeafEntry.unquantize(UInt32(cell.aggregate.sumY))
-            if rect?.contains(x, y) ?? true {
-                answer.features.append(ClusterFeature(kind: .point(index: Int(cell.slot)), coordinate: cell.coordinate))
-            }
+            items.append(ClusterFeature(kind: .point(index: Int(cell.slot)), coordinate: cell.coordinate), at: SIMD2(x, y))
             return
         }
         var members: [(UInt32, UInt32)] = []
@@ -676,9 +823,7 @@ extension LiveClusterIndex {
         members.sort { ($0.1, $0.0) < ($1.1, $1.0) }
         for (cx, cy) in members {
             forEachPoint(level: level, cx: cx, cy: cy, filter: filter) { entry in
-                if rect?.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) ?? true {
-                    answer.features.append(pointFeature(entry))
-                }
+                items.append(pointFeature(entry), at: SIMD2(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)))
                 return true
             }
         }
@@ -788,5 +933,73 @@ extension QuadNode {
         } else {
             for child in children { child.forEachEntry(body) }
         }
+    }
+}
+
+/// The display groups of blocks, formed by unfiltered queries and kept for the next ones.
+///
+/// An entry is the items of one block at one zoom with the stamp of the node that held the
+/// block's points (``QuadNode/stamp``). It answers a later query only while the block's
+/// points are held by a node of that stamp, that is while they have not changed: a
+/// change copies the nodes on its path with new stamps. Versions of an index share its
+/// cache, so readers of an older version and of the newest one both find their blocks.
+/// When the kept items would exceed the budget, about half of the entries are dropped.
+final class GroupCache: Sendable {
+    final class Entry: Sendable {
+        let stamp: UInt64
+        let items: LiveClusterIndex.Items
+
+        init(stamp: UInt64, items: LiveClusterIndex.Items) {
+            self.stamp = stamp
+            self.items = items
+        }
+
+        /// What the entry counts for in the budget: its items, at least one.
+        var size: Int { max(1, items.features.count) }
+    }
+
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var size = 0
+    }
+
+    /// The smallest budget, in items, whatever the size of the index.
+    static let minimumBudget = 65_536
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// The entry for `key` if its points still have `stamp`.
+    func entry(_ key: UInt64, stamp: UInt64) -> Entry? {
+        state.withLock { state in
+            guard let entry = state.entries[key], entry.stamp == stamp else { return nil }
+            return entry
+        }
+    }
+
+    /// Keeps `entry` for `key`, in place of what was kept for it; first drops about half
+    /// of the entries if the kept items would exceed `budget`.
+    func keep(_ entry: Entry, for key: UInt64, budget: Int) {
+        state.withLock { state in
+            if let old = state.entries.removeValue(forKey: key) { state.size -= old.size }
+            if state.size + entry.size > budget {
+                var drop = true
+                for (key, old) in state.entries {
+                    if drop {
+                        state.entries[key] = nil
+                        state.size -= old.size
+                    }
+                    drop.toggle()
+                }
+            }
+            state.entries[key] = entry
+            state.size += entry.size
+        }
+    }
+
+    /// Entries and items kept; for tests and measurements.
+    var usage: (entries: Int, items: Int) {
+        state.withLock { ($0.entries.count, $0.size) }
     }
 }

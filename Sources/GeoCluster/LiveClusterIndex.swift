@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One point of a live layer, as the index sees it: where it is and the few values that
 /// filters and aggregates need. What the point means (a sighting, a place) stays with
 /// the caller, who addresses points by slot.
@@ -125,6 +127,9 @@ public struct LiveClusterIndex: Sendable {
     var trees: [QuadNode] = []
     /// Every point by slot, `nil` for a free slot.
     var table = PersistentVector<StoredPoint?>()
+    /// Display groups of blocks kept between unfiltered queries; shared by every version
+    /// of the index made from this one.
+    let groupCache = GroupCache()
     public private(set) var count = 0
 
     /// Partitions are small integers; the bound keeps per-query arrays small.
@@ -276,6 +281,7 @@ public struct LiveClusterIndex: Sendable {
     // MARK: Quadtree changes
 
     static func insert(_ entry: LeafEntry, into node: inout QuadNode, bucketSize: Int, histogram: Bool) {
+        node.stamp = QuadNode.newStamp()
         node.aggregate.add(entry)
         if histogram { node.count(partition: entry.partition, by: 1) }
         if node.isLeaf {
@@ -355,6 +361,7 @@ public struct LiveClusterIndex: Sendable {
     }
 
     static func remove(_ entry: LeafEntry, from node: inout QuadNode, bucketSize: Int, histogram: Bool) {
+        node.stamp = QuadNode.newStamp()
         let wasLatest = node.aggregate.latestTime == entry.time && node.aggregate.latestSlot == entry.slot
         node.aggregate.subtract(entry)
         if histogram { node.count(partition: entry.partition, by: -1) }
@@ -659,6 +666,15 @@ struct QuadNode: Sendable {
     var isLeaf = true
     var children: [QuadNode] = []
     var entries: [LeafEntry] = []
+    /// Names the node's points: a new node, and a node whose points change, takes a stamp
+    /// that no node had before in this process. Two nodes with one stamp hold the same
+    /// points, which is what the display groups kept for a block of cells rely on (see
+    /// ``LiveClusterIndex/GroupCache``).
+    var stamp = QuadNode.newStamp()
+
+    private static let stamps = Atomic<UInt64>(0)
+
+    static func newStamp() -> UInt64 { stamps.add(1, ordering: .relaxed).newValue }
 
     mutating func count(partition: UInt16, by delta: Int) {
         var low = 0, high = histogram.count

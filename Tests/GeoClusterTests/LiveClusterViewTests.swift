@@ -1,0 +1,135 @@
+import Testing
+@testable import GeoCluster
+
+/// Display groups are formed per block of cells, so a view shows exactly what the whole
+/// world shows inside it, and groups kept between unfiltered queries answer as freshly
+/// formed ones through later changes.
+struct LiveClusterViewTests {
+    static let options = LiveClusterIndexTests.options
+
+    /// What a user sees of a feature: kind, place and summary.
+    struct Item: Hashable {
+        var kind: ClusterFeature.Kind
+        var coordinate: Coordinate
+        var summary: LiveSummary?
+    }
+
+    static func items(_ answer: LiveAnswer) -> [Item] {
+        answer.features.map { feature in
+            Item(kind: feature.kind, coordinate: feature.coordinate,
+                 summary: feature.aggregateIndex.map { answer.summaries[$0] })
+        }
+    }
+
+    /// Points of the model tests, most of them moved into hotspots of every size, so that
+    /// cells at every zoom have uneven means and groups of several cells form.
+    static func index(seed: UInt64, count: Int, partitioned: Bool = true) throws -> LiveClusterIndex {
+        var random = SeededRandom(seed: seed)
+        let hotspots = (0..<12).map { k in
+            (random.between(126.6, 127.4), random.between(37.1, 37.9), 0.003 * Double(1 << (k % 7)))
+        }
+        var index = try LiveClusterIndex(options: options, partitioned: partitioned)
+        for slot in 0..<count {
+            var point = LiveClusterIndexTests.randomPoint(&random)
+            if random.unit() < 0.8 {
+                let h = hotspots[Int(random.next() % UInt64(hotspots.count))]
+                // Box-Muller from two uniforms.
+                let u = max(1e-12, random.unit()), v = random.unit()
+                let r = (-2 * CMath.log(u)).squareRoot()
+                point.coordinate = Coordinate(longitude: h.0 + r * CMath.cos(2 * .pi * v) * h.2,
+                                              latitude: h.1 + r * CMath.sin(2 * .pi * v) * h.2)
+            }
+            try index.insert(point, slot: slot)
+        }
+        return index
+    }
+
+    /// A box from a tenth of a tile to two tiles wide around a random spot of the points'
+    /// main area.
+    static func randomBox(_ random: inout SeededRandom, zoom: Int) throws -> BoundingBox {
+        let lon = random.between(126.6, 127.4), lat = random.between(37.1, 37.9)
+        let half = random.between(0.05, 1) * 360 / Double(1 << zoom)
+        return try BoundingBox(west: max(-180, lon - half), south: max(-85, lat - half * 0.6),
+                               east: min(180, lon + half), north: min(85, lat + half * 0.6))
+    }
+
+    static func projected(_ coordinate: Coordinate) -> (Double, Double) {
+        (WebMercator.x(longitude: coordinate.longitude), WebMercator.y(latitude: coordinate.latitude))
+    }
+
+    @Test(arguments: [UInt64(1), 2])
+    func aViewShowsWhatTheWorldShowsInsideIt(seed: UInt64) throws {
+        let index = try Self.index(seed: seed, count: 3_000, partitioned: seed == 1)
+        var random = SeededRandom(seed: seed + 100)
+        for filter in LiveClusterIndexTests.filters {
+            for zoom in Self.options.minZoom...Self.options.maxZoom {
+                let world = Self.items(try index.clusters(in: .world, zoom: Double(zoom), filter: filter))
+                for _ in 0..<8 {
+                    let box = try Self.randomBox(&random, zoom: zoom)
+                    let view = Self.items(try index.clusters(in: box, zoom: Double(zoom), filter: filter))
+                    #expect(Set(view).count == view.count, "zoom \(zoom): an item twice")
+                    #expect(Set(view).isSubset(of: Set(world)), "zoom \(zoom): an item the world does not show")
+                    // Inside the box by a margin that rounding of coordinates cannot cross.
+                    let (west, north) = Self.projected(Coordinate(longitude: box.west, latitude: box.north))
+                    let (east, south) = Self.projected(Coordinate(longitude: box.east, latitude: box.south))
+                    let inside = world.filter { item in
+                        let (x, y) = Self.projected(item.coordinate)
+                        return x > west + 1e-12 && x < east - 1e-12 && y > north + 1e-12 && y < south - 1e-12
+                    }
+                    #expect(Set(inside).isSubset(of: Set(view)), "zoom \(zoom): an item of the world missing from the view")
+                }
+            }
+        }
+    }
+
+    /// Queries keep the groups of their blocks; after inserts, moves and removes in the
+    /// same place, the new version answers as groups formed afresh (an always-true
+    /// predicate forms them without kept groups), and the version before the changes
+    /// still answers as it did.
+    @Test(arguments: [false, true])
+    func keptGroupsFollowChanges(partitioned: Bool) throws {
+        var index = try Self.index(seed: 7, count: 2_000, partitioned: partitioned)
+        var random = SeededRandom(seed: 70)
+        var views: [(BoundingBox, Int)] = []
+        for zoom in Self.options.minZoom...Self.options.maxZoom {
+            views.append((try Self.randomBox(&random, zoom: zoom), zoom))
+            views.append((.world, zoom))
+        }
+        let fresh = LiveFilter(predicate: { _ in true })
+        for round in 0..<4 {
+            let before = index
+            let answers = try views.map { try Self.items(before.clusters(in: $0.0, zoom: Double($0.1))) }
+            #expect(index.groupCache.usage.entries > 0, "round \(round): queries keep groups")
+            for _ in 0..<40 {
+                let slot = Int(random.next() % UInt64(index.slotCount))
+                let point = LiveClusterIndexTests.randomPoint(&random)
+                switch random.next() % 3 {
+                case 0: try index.insert(point, slot: index.slotCount)
+                case 1: if index.point(at: slot) != nil { try index.update(point, slot: slot) }
+                default: index.remove(slot: slot)
+                }
+            }
+            for (k, (box, zoom)) in views.enumerated() {
+                let kept = Self.items(try index.clusters(in: box, zoom: Double(zoom)))
+                let formed = Self.items(try index.clusters(in: box, zoom: Double(zoom), filter: fresh))
+                #expect(kept == formed, "round \(round), zoom \(zoom)")
+                #expect(try Self.items(before.clusters(in: box, zoom: Double(zoom))) == answers[k],
+                        "round \(round), zoom \(zoom): the earlier version changed")
+            }
+        }
+    }
+
+    @Test func theKeptGroupsStayWithinTheirBudget() {
+        let cache = GroupCache()
+        let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
+        var items = LiveClusterIndex.Items()
+        for _ in 0..<10 { items.append(feature, at: SIMD2(0, 0)) }
+        for key in UInt64(0)..<1_000 {
+            cache.keep(GroupCache.Entry(stamp: key, items: items), for: key, budget: 2_000)
+            #expect(cache.usage.items <= 2_000)
+        }
+        #expect(cache.usage.entries > 100, "dropping keeps about half")
+        #expect(cache.entry(999, stamp: 999) != nil, "the newest entry is kept")
+        #expect(cache.entry(999, stamp: 998) == nil, "a changed block is formed again")
+    }
+}
