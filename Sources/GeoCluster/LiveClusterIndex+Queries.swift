@@ -210,9 +210,7 @@ extension LiveClusterIndex {
             return
         }
         // The cells of every block the rect meets.
-        let shift = UInt32(level - blockLevel), last = UInt32((UInt64(1) << UInt64(level)) - 1)
-        let x0 = blocks.0 << shift, y0 = blocks.1 << shift
-        let x1 = min(last, blocks.2 << shift | (1 << shift - 1)), y1 = min(last, blocks.3 << shift | (1 << shift - 1))
+        let (x0, y0, x1, y1) = cells(of: blocks, blockLevel: blockLevel, level: level)
         var contributions: [Contribution] = []
         // About one contribution per cell of a viewport's range (a world query at a deep
         // zoom has billions of cells, mostly empty: there the array grows as it fills).
@@ -222,6 +220,7 @@ extension LiveClusterIndex {
         // Groups keep their order within a block; blocks go along the Z-order curve, as
         // the unfiltered answer visits them.
         let groups = group(grid, zoom: z)
+        let shift = UInt32(level - blockLevel)
         var order: [(block: UInt64, g: Int)] = []
         order.reserveCapacity(groups.count)
         for g in groups.indices {
@@ -241,6 +240,14 @@ extension LiveClusterIndex {
     /// Grid cells per block side, as a power of two.
     static let blockShift = 4
 
+    /// The cells of `level` in a range of blocks of `blockLevel`.
+    func cells(of blocks: (UInt32, UInt32, UInt32, UInt32), blockLevel: Int,
+               level: Int) -> (UInt32, UInt32, UInt32, UInt32) {
+        let shift = UInt32(level - blockLevel), last = UInt32((UInt64(1) << UInt64(level)) - 1)
+        return (blocks.0 << shift, blocks.1 << shift,
+                min(last, blocks.2 << shift | (1 << shift - 1)), min(last, blocks.3 << shift | (1 << shift - 1)))
+    }
+
     /// The unfiltered items of the blocks `blocks` (a range of block coordinates) at zoom
     /// `z` that lie in `rect`: from the kept groups of each non-empty block, formed and
     /// kept first where the block's points changed since.
@@ -248,7 +255,6 @@ extension LiveClusterIndex {
                                   into answer: inout LiveAnswer) {
         let level = z + options.levelShift
         let blockLevel = max(0, level - Self.blockShift)
-        let shift = UInt32(level - blockLevel), last = UInt32((UInt64(1) << UInt64(level)) - 1)
         let side = Double(UInt64(1) << UInt64(blockLevel))
         // A query over many blocks (the world at a deep zoom) reads kept groups but keeps
         // none of its own: they would push out the groups of the views in use.
@@ -262,9 +268,9 @@ extension LiveClusterIndex {
                     kept = entry
                 } else {
                     var contributions: [Contribution] = []
-                    Self.collect(node, level: level, x0: bx << shift, y0: by << shift,
-                                 x1: min(last, bx << shift | (1 << shift - 1)), y1: min(last, by << shift | (1 << shift - 1)),
-                                 filter: .all, partition: -1, into: &contributions)
+                    let (x0, y0, x1, y1) = cells(of: (bx, by, bx, by), blockLevel: blockLevel, level: level)
+                    Self.collect(node, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, partition: -1,
+                                 into: &contributions)
                     let grid = fold(contributions)
                     let groups = group(grid, zoom: z)
                     var items = Items()

@@ -107,12 +107,15 @@ public struct LiveAnswer: Sendable {
 /// (count, coordinate sums, weight, latest), so any quadtree cell's totals are at hand
 /// without visiting points. The clusters at zoom `z` are the non-empty grid cells of
 /// level `z + levelShift` (each about `radius` pixels wide), placed at the mean position of
-/// their points; neighbouring cells whose positions would be drawn closer than half the
-/// radius are merged for display (see ``LiveClusterIndex/clusters(in:zoom:filter:)``).
+/// their points; neighbouring cells of one block of 16 x 16 cells whose positions would
+/// be drawn closer than half the radius are merged for display (see
+/// ``LiveClusterIndex/clusters(in:zoom:filter:)``).
 ///
 /// The index is a value. A change (``insert(_:slot:)``, ``remove(slot:)``) copies only the
 /// nodes on its path (`O(log n)` for a balanced layer, at most 32 levels), so a writer can
-/// change a copy while readers keep answering from the version they hold.
+/// change a copy while readers keep answering from the version they hold. Unfiltered
+/// queries keep the display groups of the blocks they form, shared by every version made
+/// from the index and used while the block's points are unchanged (``GroupCache``).
 ///
 /// Cluster ids are addresses: zoom, grid cell and which neighbouring cells are merged
 /// into it. A cluster whose cells did not change keeps its id across unrelated updates.
