@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# geo-cluster's radius index against pysupercluster 0.7.7 on this machine, in one run:
-# installs pysupercluster when it is missing, builds bench-radius in release mode, then
-# runs Benchmarks/compare_pysupercluster.py, which prints one table per point set.
+# geo-cluster's radius and live indexes against pysupercluster 0.7.7 on this machine, in
+# one run: installs pysupercluster when it is missing, builds bench-radius in release mode,
+# then runs Benchmarks/compare_pysupercluster.py, which prints one table per point set.
 #
-#   Benchmarks/compare_pysupercluster.sh                                  # 1M Korea
+#   Benchmarks/compare_pysupercluster.sh                                  # 1M Korea, both algorithms
 #   Benchmarks/compare_pysupercluster.sh --sets korea-1m,uniform-1m
+#   Benchmarks/compare_pysupercluster.sh --algorithms radius
 #   Benchmarks/compare_pysupercluster.sh --sets korea-100k --runs 5 --rounds 20
 #
 # Needs python3 with pip, and a C++ compiler for pysupercluster's extension (g++).
