@@ -711,10 +711,9 @@ extension LiveClusterIndex {
         // Groups whose positions still come too close merge when the result stays in
         // the 3 x 3 square of the larger one's first cell. Such a pair's first cells are
         // neighbours (in one block), so each group looks only at the groups that start
-        // next to it. Two
-        // groups of one cell each were compared above, when the first of them formed,
-        // and a pair that did not merge can merge in a later round only when one of the
-        // two has grown: each round starts from the groups that have grown.
+        // next to it. Two groups of one cell each were compared above, when the first of
+        // them formed, and a pair that did not merge can merge in a later round only when
+        // one of the two has grown: each round starts from the groups that have grown.
         var firstOf = [Int32](repeating: -1, count: cells.count)
         var dirty = groups.map { $0.mask != 0 }
         for _ in 0..<3 {
