@@ -114,6 +114,14 @@ let package = Package(
             swiftSettings: strictSettings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "Operations",
+            dependencies: ["GeoCluster", "GeoClusterEngine", "BenchmarkSupport",
+                           .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/Operations",
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // Writes the benchmark point sets to files and measures one index on them, for
         // Benchmarks/compare_pysupercluster.sh (same inputs, same process shape as the peer).
         .executableTarget(
