@@ -48,6 +48,20 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+
+    // A new index for each iteration: world queries at deep zooms keep no groups, but the
+    // shallow ones would be read from the previous iteration's.
+    Benchmark("live world clusters z0-16 korea 100k",
+              configuration: .init(metrics: [.wallClock], warmupIterations: 1, maxIterations: 20)) { benchmark in
+        let points = LiveFixture.livePoints(PointSets.points(.korea, count: 100_000))
+        let index = try LiveClusterIndex(points: points, options: LiveClusterOptions(options))
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            for zoom in 0...16 {
+                blackHole(try index.clusters(in: .world, zoom: Double(zoom)).features.count)
+            }
+        }
+    }
 }
 
 /// An index and its 200 viewports per point set, built on first use and kept for the

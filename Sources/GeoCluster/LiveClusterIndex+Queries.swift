@@ -205,11 +205,15 @@ extension LiveClusterIndex {
         let level = z + options.levelShift
         let blockLevel = max(0, level - Self.blockShift)
         let blocks = cellRange(rect, level: blockLevel, margin: 0)
-        if filter.partitions == nil, !filter.testsPoints {
+        // A query over many blocks (the world at a deep zoom) forms its groups in one
+        // grid: block by block, the work and memory per block would outweigh them, and
+        // its kept groups would push out those of the views in use.
+        let blockCount = Int(blocks.2 - blocks.0 + 1) * Int(blocks.3 - blocks.1 + 1)
+        if filter.partitions == nil, !filter.testsPoints, blockCount <= Self.blocksKeptPerQuery {
             appendKeptGroups(in: rect, zoom: z, blocks: blocks, into: &answer)
             return
         }
-        // The cells of every block the rect meets.
+        // The cells of every block the rect meets, grouped block by block in one grid.
         let (x0, y0, x1, y1) = cells(of: blocks, blockLevel: blockLevel, level: level)
         var contributions: [Contribution] = []
         // About one contribution per cell of a viewport's range (a world query at a deep
@@ -256,9 +260,6 @@ extension LiveClusterIndex {
         let level = z + options.levelShift
         let blockLevel = max(0, level - Self.blockShift)
         let side = Double(UInt64(1) << UInt64(blockLevel))
-        // A query over many blocks (the world at a deep zoom) reads kept groups but keeps
-        // none of its own: they would push out the groups of the views in use.
-        let keeps = Int(blocks.2 - blocks.0 + 1) * Int(blocks.3 - blocks.1 + 1) <= Self.blocksKeptPerQuery
         withUnsafePointer(to: combined) { root in
             Self.forEachBlock(root, level: blockLevel, x0: blocks.0, y0: blocks.1, x1: blocks.2, y1: blocks.3) { bx, by, node in
                 let key = UInt64(level) << 48 | UInt64(bx) << 24 | UInt64(by)
@@ -279,7 +280,7 @@ extension LiveClusterIndex {
                         appendGroup(group, grid: grid, zoom: z, filter: .all, into: &items)
                     }
                     kept = GroupCache.Entry(stamp: stamp, items: items)
-                    if keeps { groupCache.keep(kept, for: key, budget: max(GroupCache.minimumBudget, count / 2)) }
+                    groupCache.keep(kept, for: key, budget: max(GroupCache.minimumBudget, count / 2))
                 }
                 // A block inside the rect needs no test per item.
                 let inside = Double(bx) / side >= rect.minX && Double(bx + 1) / side <= rect.maxX
@@ -289,7 +290,8 @@ extension LiveClusterIndex {
         }
     }
 
-    /// Largest number of blocks in a query's range for which it keeps the groups it forms.
+    /// Largest number of blocks in a query's range for which it reads and keeps the groups
+    /// of each block.
     static let blocksKeptPerQuery = 1_024
 
     /// Calls `body` with each non-empty block of `level` within `x0...x1` x `y0...y1`
