@@ -53,26 +53,37 @@ extension ClusterFeature {
     /// of a single point for its input index.
     public func encodeGeoJSON(into buffer: inout [UInt8], extraClusterProperties: JSONObject = JSONObject(),
                               point: (_ index: Int, _ buffer: inout [UInt8]) -> Void) {
-        switch kind {
-        case let .point(index):
-            point(index, &buffer)
-        case let .cluster(id, count):
-            if !extraClusterProperties.isEmpty,
-               Self.clusterPropertyNames.contains(where: { extraClusterProperties[$0] != nil }) {
-                // An extra property named like one of supercluster's keeps its own
-                // position in the object; the tree gets that order right.
-                geoJSON(extraClusterProperties: extraClusterProperties) { _ in .null }.encode(into: &buffer)
-                return
-            }
-            buffer.append(contentsOf: #"{"type":"Feature","id":"#.utf8)
-            JSONValue.encodeNumber(Double(id), into: &buffer)
-            buffer.append(contentsOf: #","properties":{"#.utf8)
+        if case .cluster = kind, !extraClusterProperties.isEmpty,
+           Self.clusterPropertyNames.contains(where: { extraClusterProperties[$0] != nil }) {
+            // An extra property named like one of supercluster's keeps its own position
+            // in the object; the tree gets that order right.
+            geoJSON(extraClusterProperties: extraClusterProperties) { _ in .null }.encode(into: &buffer)
+            return
+        }
+        encodeGeoJSON(into: &buffer, extraClusterMembers: { buffer in
             for (key, value) in extraClusterProperties {
                 JSONValue.encodeString(key, into: &buffer)
                 buffer.append(UInt8(ascii: ":"))
                 value.encode(into: &buffer)
                 buffer.append(UInt8(ascii: ","))
             }
+        }, point: point)
+    }
+
+    /// The same bytes as ``encodeGeoJSON(into:extraClusterProperties:point:)``, with a
+    /// cluster's extra properties written by `extraClusterMembers` as `"name":value,`
+    /// members (each followed by a comma), for callers that write them without building
+    /// an object. Their names must differ from supercluster's cluster properties.
+    public func encodeGeoJSON(into buffer: inout [UInt8], extraClusterMembers: (_ buffer: inout [UInt8]) -> Void,
+                              point: (_ index: Int, _ buffer: inout [UInt8]) -> Void) {
+        switch kind {
+        case let .point(index):
+            point(index, &buffer)
+        case let .cluster(id, count):
+            buffer.append(contentsOf: #"{"type":"Feature","id":"#.utf8)
+            JSONValue.encodeNumber(Double(id), into: &buffer)
+            buffer.append(contentsOf: #","properties":{"#.utf8)
+            extraClusterMembers(&buffer)
             buffer.append(contentsOf: #""cluster":true,"cluster_id":"#.utf8)
             JSONValue.encodeNumber(Double(id), into: &buffer)
             buffer.append(contentsOf: #","point_count":"#.utf8)

@@ -14,6 +14,8 @@ public struct LiveLayer: Sendable {
     private(set) var slots = TreeDictionary<String, Int>()
     /// Partition numbers: species of sightings, categories of places; 0 otherwise.
     private(set) var partitionNames: [String] = []
+    /// Each partition name as a JSON string, quotes included, for answers written as text.
+    private(set) var partitionNameTexts: [[UInt8]] = []
     private(set) var partitionNumbers: [String: Int] = [:]
     /// Slots freed by deletes, reused by inserts.
     private var freeSlots: [Int] = []
@@ -141,6 +143,9 @@ public struct LiveLayer: Sendable {
         if let number = partitionNumbers[name] { return number }
         let number = partitionNames.count
         partitionNames.append(name)
+        var text: [UInt8] = []
+        JSONValue.encodeString(name, into: &text)
+        partitionNameTexts.append(text)
         partitionNumbers[name] = number
         return number
     }
@@ -232,6 +237,46 @@ public struct LiveLayer: Sendable {
         return properties
     }
 
+    /// Appends the members of ``aggregateProperties(_:)``, each followed by a comma: the
+    /// same bytes as the object's members, without building it.
+    func encodeAggregateMembers(_ summary: LiveSummary, into output: inout [UInt8]) {
+        switch kind {
+        case .sightings:
+            output += #""individuals":"#.utf8
+            JSONValue.encodeNumber(Double(summary.weight), into: &output)
+            output += #","species_count":"#.utf8
+            JSONValue.encodeNumber(Double(summary.partitionCounts.count), into: &output)
+            output += #","top_species":["#.utf8
+            for (k, item) in summary.partitionCounts.prefix(3).enumerated() {
+                output += k == 0 ? #"{"species":"#.utf8 : #",{"species":"#.utf8
+                output += partitionNameTexts[item.partition]
+                output += #","count":"#.utf8
+                JSONValue.encodeNumber(Double(item.count), into: &output)
+                output.append(UInt8(ascii: "}"))
+            }
+            output += "],".utf8
+            if let slot = summary.latestSlot {
+                records.withElement(at: slot) { record in
+                    guard case let .sighting(_, _, observedAt)? = record.pointee?.fields else { return }
+                    output += #""latest_observed_at":"#.utf8
+                    JSONValue.encodeString(observedAt.text, into: &output)
+                    output.append(UInt8(ascii: ","))
+                }
+            }
+        case .places:
+            output += #""categories":{"#.utf8
+            for (k, item) in summary.partitionCounts.enumerated() {
+                if k > 0 { output.append(UInt8(ascii: ",")) }
+                output += partitionNameTexts[item.partition]
+                output.append(UInt8(ascii: ":"))
+                JSONValue.encodeNumber(Double(item.count), into: &output)
+            }
+            output += "},".utf8
+        case .stations, .points:
+            break
+        }
+    }
+
     /// One answer's features as GeoJSON.
     func geoJSON(_ answer: LiveAnswer) -> [JSONValue] {
         answer.features.map { feature in
@@ -245,10 +290,11 @@ public struct LiveLayer: Sendable {
     func encodeGeoJSON(_ answer: LiveAnswer, into output: inout [UInt8]) {
         GeoJSON.encodeFeatureCollection(count: answer.features.count, into: &output) { position, output in
             let feature = answer.features[position]
-            let extra = feature.aggregateIndex.map { aggregateProperties(answer.summaries[$0]) } ?? JSONObject()
-            feature.encodeGeoJSON(into: &output, extraClusterProperties: extra) { slot, output in
+            feature.encodeGeoJSON(into: &output, extraClusterMembers: { output in
+                if let k = feature.aggregateIndex { encodeAggregateMembers(answer.summaries[k], into: &output) }
+            }, point: { slot, output in
                 encodePointFeature(slot: slot, into: &output)
-            }
+            })
         }
     }
 

@@ -52,6 +52,30 @@ struct AnswerEncodingTests {
         #expect(try Self.check(engine, layer: "stations") > 0)
     }
 
+    /// Aggregates are written as text from the names kept per species and category; names
+    /// that JSON must escape come out as the tree writes them.
+    @Test func aggregatesWithNamesThatNeedEscapes() throws {
+        let names = ["Grus \"japonensis\"", "back\\slash", "line\nbreak", "두루미", "tab\there"]
+        var sightings: [LayerRecord] = [], places: [LayerRecord] = []
+        for i in 0..<400 {
+            let lon = 126.9 + Double(i % 20) * 0.004, lat = 37.5 + Double(i / 20) * 0.003
+            let observed = "2025-0\(1 + i % 9)-1\(i % 10)T07:30:00+09:00"
+            sightings.append(try LayerRecord(json: ["id": .string("s\(i)"), "lon": .number(lon), "lat": .number(lat),
+                                                    "species": .string(names[i % names.count]), "count": .number(Double(1 + i % 4)),
+                                                    "observed_at": .string(observed)],
+                                             kind: .sightings, layer: "sightings", index: i))
+            places.append(try LayerRecord(json: ["id": .string("p\(i)"), "lon": .number(lon), "lat": .number(lat),
+                                                 "name": .string("Place \(i)"), "category": .string(names[i % names.count])],
+                                          kind: .places, layer: "places", index: i))
+        }
+        let engine = try Engine(entries: [
+            .live(LiveLayerStore(LiveLayer(name: "sightings", kind: .sightings, records: sightings))),
+            .live(LiveLayerStore(LiveLayer(name: "places", kind: .places, records: places))),
+        ])
+        #expect(try Self.check(engine, layer: "sightings") > 20)
+        #expect(try Self.check(engine, layer: "places") > 20)
+    }
+
     @Test func radiusLayers() throws {
         var features: [JSONValue] = []
         for i in 0..<3_000 {
