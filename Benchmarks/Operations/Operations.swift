@@ -5,8 +5,9 @@ import GeoCluster
 import GeoClusterEngine
 import Synchronization
 
-/// The engine's work besides clustering answers, through `Engine.handle` as both
-/// transports call it:
+/// The engine's work around the indexes, through `Engine` as both transports call it:
+/// - viewports of a live sightings layer of 1M points as GeoJSON bytes, cluster
+///   aggregates (individuals, species, latest sighting) included;
 /// - single writes (`insert`, `upsert` that moves a sighting, `delete`) to a live
 ///   sightings layer of 1M points while another thread keeps asking for viewports of it
 ///   (the 200 viewports of the clustering benchmarks, answered as bytes as the transports
@@ -41,6 +42,20 @@ let benchmarks: @Sendable () -> Void = {
         for request in requests { try fixture.write(request) }
     }, setup: startQueries, teardown: stopQueries)
 
+    Benchmark("clusters as GeoJSON, sightings 1000k",
+              configuration: .init(metrics: [.wallClock, .mallocCountTotal],
+                                   warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)) { benchmark in
+        let fixture = WriteFixture.shared
+        let view = fixture.nextViewport()
+        var output: [UInt8] = []
+        output.reserveCapacity(1 << 20)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            output.removeAll(keepingCapacity: true)
+            try fixture.engine.encode(.clusters(layer: "sightings", bbox: view.bbox, zoom: view.zoom), into: &output)
+        }
+    }
+
     let reachable = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal, .throughput],
                                             warmupIterations: 50, maxDuration: .seconds(10), maxIterations: 5_000)
     Benchmark("reachable straight line, places 100k", configuration: reachable) { benchmark in
@@ -71,7 +86,7 @@ final class WriteFixture: Sendable {
     let engine: Engine
     let points: [Coordinate]
     let viewports: [(bbox: BoundingBox, zoom: Double)]
-    private let cursors = Mutex((insert: 0, move: 0, delete: 0))
+    private let cursors = Mutex((insert: 0, move: 0, delete: 0, view: 0))
     private let running = Atomic<Bool>(false)
     private let answered = Atomic<Int>(0)
     /// The running query thread's end signal and start time.
@@ -97,6 +112,14 @@ final class WriteFixture: Sendable {
         return .object(["id": .string(id), "lon": .number(coordinate.longitude), "lat": .number(coordinate.latitude),
                         "species": .string(species[n % species.count]), "count": .number(Double(1 + n % 9)),
                         "observed_at": .string("2025-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)T07:30:00+09:00")])
+    }
+
+    /// The next of the 200 viewports, in turn.
+    func nextViewport() -> (bbox: BoundingBox, zoom: Double) {
+        cursors.withLock { cursors in
+            defer { cursors.view += 1 }
+            return viewports[cursors.view % viewports.count]
+        }
     }
 
     /// An insert of a new sighting at the place of an existing one.
