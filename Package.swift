@@ -99,29 +99,9 @@ let package = Package(
         // Benchmarks (run with `swift package benchmark`, see README.md).
         .target(name: "BenchmarkSupport", dependencies: ["GeoCluster"], path: "Benchmarks/BenchmarkSupport",
                 swiftSettings: strictSettings),
-        .executableTarget(
-            name: "Clustering",
-            dependencies: ["GeoCluster", "BenchmarkSupport", .product(name: "Benchmark", package: "benchmark")],
-            path: "Benchmarks/Clustering",
-            swiftSettings: strictSettings,
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "Protocol",
-            dependencies: ["GeoCluster", "GeoClusterEngine", "BenchmarkSupport",
-                           .product(name: "Benchmark", package: "benchmark")],
-            path: "Benchmarks/Protocol",
-            swiftSettings: strictSettings,
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "Operations",
-            dependencies: ["GeoCluster", "GeoClusterEngine", "BenchmarkSupport",
-                           .product(name: "Benchmark", package: "benchmark")],
-            path: "Benchmarks/Operations",
-            swiftSettings: strictSettings,
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        benchmarkTarget("Clustering", dependencies: ["GeoCluster"]),
+        benchmarkTarget("Protocol", dependencies: ["GeoCluster", "GeoClusterEngine"]),
+        benchmarkTarget("Operations", dependencies: ["GeoCluster", "GeoClusterEngine"]),
         // Writes the benchmark point sets to files and measures one index on them, for
         // Benchmarks/compare_pysupercluster.sh (same inputs, same process shape as the peer).
         .executableTarget(
@@ -152,3 +132,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// A package-benchmark target in Benchmarks/`name`, with BenchmarkSupport and the
+/// benchmark library besides `dependencies`.
+func benchmarkTarget(_ name: String, dependencies: [Target.Dependency]) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: dependencies + ["BenchmarkSupport", .product(name: "Benchmark", package: "benchmark")],
+        path: "Benchmarks/\(name)",
+        swiftSettings: strictSettings,
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}

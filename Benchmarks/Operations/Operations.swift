@@ -21,26 +21,19 @@ let benchmarks: @Sendable () -> Void = {
     let startQueries: Benchmark.BenchmarkSetupHook = { WriteFixture.shared.startQueries() }
     let stopQueries: Benchmark.BenchmarkTeardownHook = { WriteFixture.shared.stopQueries() }
 
-    Benchmark("live insert while queries run, sightings 1000k", configuration: writes, closure: { benchmark in
-        let fixture = WriteFixture.shared
-        let requests = benchmark.scaledIterations.map { _ in fixture.insertRequest() }
-        benchmark.startMeasurement()
-        for request in requests { try fixture.write(request) }
-    }, setup: startQueries, teardown: stopQueries)
-
-    Benchmark("live upsert (move) while queries run, sightings 1000k", configuration: writes, closure: { benchmark in
-        let fixture = WriteFixture.shared
-        let requests = benchmark.scaledIterations.map { _ in fixture.moveRequest() }
-        benchmark.startMeasurement()
-        for request in requests { try fixture.write(request) }
-    }, setup: startQueries, teardown: stopQueries)
-
-    Benchmark("live delete while queries run, sightings 1000k", configuration: writes, closure: { benchmark in
-        let fixture = WriteFixture.shared
-        let requests = benchmark.scaledIterations.map { _ in fixture.deleteRequest() }
-        benchmark.startMeasurement()
-        for request in requests { try fixture.write(request) }
-    }, setup: startQueries, teardown: stopQueries)
+    let writeRequests: [(name: String, request: @Sendable (WriteFixture) -> JSONValue)] = [
+        ("live insert while queries run, sightings 1000k", { $0.insertRequest() }),
+        ("live upsert (move) while queries run, sightings 1000k", { $0.moveRequest() }),
+        ("live delete while queries run, sightings 1000k", { $0.deleteRequest() }),
+    ]
+    for (name, request) in writeRequests {
+        Benchmark(name, configuration: writes, closure: { benchmark in
+            let fixture = WriteFixture.shared
+            let requests = benchmark.scaledIterations.map { _ in request(fixture) }
+            benchmark.startMeasurement()
+            for request in requests { try fixture.write(request) }
+        }, setup: startQueries, teardown: stopQueries)
+    }
 
     Benchmark("clusters as GeoJSON, sightings 1000k",
               configuration: .init(metrics: [.wallClock, .mallocCountTotal],
