@@ -193,7 +193,7 @@ extension LiveClusterIndex {
     func appendClusters(in rect: UnitRect, zoom z: Int, filter: LiveFilter, into answer: inout LiveAnswer) {
         if z > options.maxZoom {
             let level = min(32, options.maxZoom + options.levelShift + 1)
-            let (x0, y0, x1, y1) = cellRange(rect, level: level, margin: 0)
+            let (x0, y0, x1, y1) = cellRange(rect, level: level)
             forEachPoint(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { entry in
                 if rect.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) {
                     answer.features.append(pointFeature(entry))
@@ -204,13 +204,13 @@ extension LiveClusterIndex {
         }
         let level = z + options.levelShift
         let blockLevel = max(0, level - Self.blockShift)
-        let blocks = cellRange(rect, level: blockLevel, margin: 0)
+        let blocks = cellRange(rect, level: blockLevel)
         // A query over many blocks (the world at a deep zoom) forms its groups in one
         // grid: block by block, the work and memory per block would outweigh them, and
         // its kept groups would push out those of the views in use.
         let blockCount = Int(blocks.2 - blocks.0 + 1) * Int(blocks.3 - blocks.1 + 1)
         if filter.partitions == nil, !filter.testsPoints, blockCount <= Self.blocksKeptPerQuery {
-            appendKeptGroups(in: rect, zoom: z, blocks: blocks, into: &answer)
+            appendKeptGroups(in: rect, zoom: z, level: level, blockLevel: blockLevel, blocks: blocks, into: &answer)
             return
         }
         // The cells of every block the rect meets, grouped block by block in one grid.
@@ -220,25 +220,33 @@ extension LiveClusterIndex {
         // zoom has billions of cells, mostly empty: there the array grows as it fills).
         contributions.reserveCapacity(min(Int(x1 - x0 + 1) * Int(y1 - y0 + 1), 4_096))
         collect(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
+        append(formItems(contributions, zoom: z, filter: filter), within: rect, into: &answer)
+    }
+
+    /// The items of the groups that `contributions` (per-cell totals at zoom `z`) form:
+    /// block by block along the Z-order curve, as unfiltered queries visit the blocks, and
+    /// within a block in the order the groups formed.
+    func formItems(_ contributions: [Contribution], zoom z: Int, filter: LiveFilter) -> Items {
         let grid = fold(contributions)
-        // Groups keep their order within a block; blocks go along the Z-order curve, as
-        // the unfiltered answer visits them.
         let groups = group(grid, zoom: z)
-        let shift = UInt32(level - blockLevel)
+        // A cell's block: below level `blockShift` every cell is in block 0 either way.
+        let shift = UInt32(Self.blockShift)
         var order: [(block: UInt64, g: Int)] = []
         order.reserveCapacity(groups.count)
+        var inOrder = true
         for g in groups.indices {
             let first = grid.cells[groups[g].first]
             let block: UInt64 = BulkBuilder.zOrder(first.x >> shift, first.y >> shift)
+            if let last = order.last, last.block > block { inOrder = false }
             order.append((block, g))
         }
-        order.sort { $0.block != $1.block ? $0.block < $1.block : $0.g < $1.g }
+        if !inOrder { order.sort { $0.block != $1.block ? $0.block < $1.block : $0.g < $1.g } }
         var items = Items()
         items.reserve(groups.count)
         for (_, g) in order {
             appendGroup(groups[g], grid: grid, zoom: z, filter: filter, into: &items)
         }
-        append(items, within: rect, into: &answer)
+        return items
     }
 
     /// Grid cells per block side, as a power of two.
@@ -255,10 +263,8 @@ extension LiveClusterIndex {
     /// The unfiltered items of the blocks `blocks` (a range of block coordinates) at zoom
     /// `z` that lie in `rect`: from the kept groups of each non-empty block, formed and
     /// kept first where the block's points changed since.
-    private func appendKeptGroups(in rect: UnitRect, zoom z: Int, blocks: (UInt32, UInt32, UInt32, UInt32),
-                                  into answer: inout LiveAnswer) {
-        let level = z + options.levelShift
-        let blockLevel = max(0, level - Self.blockShift)
+    private func appendKeptGroups(in rect: UnitRect, zoom z: Int, level: Int, blockLevel: Int,
+                                  blocks: (UInt32, UInt32, UInt32, UInt32), into answer: inout LiveAnswer) {
         let side = Double(UInt64(1) << UInt64(blockLevel))
         withUnsafePointer(to: combined) { root in
             Self.forEachBlock(root, level: blockLevel, x0: blocks.0, y0: blocks.1, x1: blocks.2, y1: blocks.3) { bx, by, node in
@@ -272,14 +278,7 @@ extension LiveClusterIndex {
                     let (x0, y0, x1, y1) = cells(of: (bx, by, bx, by), blockLevel: blockLevel, level: level)
                     Self.collect(node, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, partition: -1,
                                  into: &contributions)
-                    let grid = fold(contributions)
-                    let groups = group(grid, zoom: z)
-                    var items = Items()
-                    items.reserve(groups.count)
-                    for group in groups {
-                        appendGroup(group, grid: grid, zoom: z, filter: .all, into: &items)
-                    }
-                    kept = GroupCache.Entry(stamp: stamp, items: items)
+                    kept = GroupCache.Entry(stamp: stamp, items: formItems(contributions, zoom: z, filter: .all))
                     groupCache.keep(kept, for: key, budget: max(GroupCache.minimumBudget, count / 2))
                 }
                 // A block inside the rect needs no test per item.
@@ -327,13 +326,12 @@ extension LiveClusterIndex {
         }
     }
 
-    /// Cell coordinates at `level` covering `rect`, widened by `margin` cells.
-    func cellRange(_ rect: UnitRect, level: Int, margin: Int) -> (UInt32, UInt32, UInt32, UInt32) {
+    /// Cell coordinates at `level` covering `rect`.
+    func cellRange(_ rect: UnitRect, level: Int) -> (UInt32, UInt32, UInt32, UInt32) {
         let side = Double(UInt64(1) << UInt64(level))
         let last = Int(side) - 1
         func cell(_ v: Double) -> Int { min(last, max(0, Int((v * side).rounded(.down)))) }
-        return (UInt32(max(0, cell(rect.minX) - margin)), UInt32(max(0, cell(rect.minY) - margin)),
-                UInt32(min(last, cell(rect.maxX) + margin)), UInt32(min(last, cell(rect.maxY) + margin)))
+        return (UInt32(cell(rect.minX)), UInt32(cell(rect.minY)), UInt32(cell(rect.maxX)), UInt32(cell(rect.maxY)))
     }
 
     /// The totals of one node (or one point) for one grid cell: of one partition, or of

@@ -672,7 +672,7 @@ struct QuadNode: Sendable {
     /// Names the node's points: a new node, and a node whose points change, takes a stamp
     /// that no node had before in this process. Two nodes with one stamp hold the same
     /// points, which is what the display groups kept for a block of cells rely on (see
-    /// ``LiveClusterIndex/GroupCache``).
+    /// ``GroupCache``).
     var stamp = QuadNode.newStamp()
 
     private static let stamps = Atomic<UInt64>(0)

@@ -34,10 +34,7 @@ public struct PersistentVector<Element: Sendable>: Sendable {
     }
 
     public subscript(index: Int) -> Element {
-        @inlinable get {
-            precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
-            return withUnsafePointer(to: root) { Self.get($0, shift: shift, index: index) }
-        }
+        @inlinable get { withElement(at: index) { $0.pointee } }
         set {
             precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
             Self.set(&root, shift: shift, index: index, to: newValue)
@@ -66,16 +63,8 @@ public struct PersistentVector<Element: Sendable>: Sendable {
     /// Through pointers, reading each node in place: passing node values down would
     /// retain and release both arrays of every node on the path.
     @inlinable
-    static func get(_ node: UnsafePointer<Node>, shift: Int, index: Int) -> Element {
-        if shift == 0 { return node.pointee.items[index & (branching - 1)] }
-        return node.pointee.children.withUnsafeBufferPointer { children in
-            get(children.baseAddress! + ((index >> shift) & (branching - 1)), shift: shift - branchBits, index: index)
-        }
-    }
-
-    @inlinable
     static func withElement<Result>(_ node: UnsafePointer<Node>, shift: Int, index: Int,
-                                            _ body: (UnsafePointer<Element>) throws -> Result) rethrows -> Result {
+                                    _ body: (UnsafePointer<Element>) throws -> Result) rethrows -> Result {
         if shift == 0 {
             return try node.pointee.items.withUnsafeBufferPointer { items in
                 try body(items.baseAddress! + (index & (branching - 1)))
