@@ -23,7 +23,7 @@ enum HeadlessBrowser {
 
     /// Seconds one run of chromium may take: a run takes seconds, but a loaded machine
     /// stretches it.
-    static let stallSeconds = 120
+    static let stallSeconds = 60
 
     /// Loads `url` with its scripts' clocks run ahead by up to 10 s (fetches pending
     /// hold them back, so the page's requests complete), then writes a screenshot to
@@ -131,12 +131,15 @@ struct ViewerPageTests {
     }
 
     /// Runs `test` against the server on a loopback socket, with the sample layers of Data/.
+    /// Idle connections stay open: the test's client keeps its connection while browser
+    /// runs go on, which a stalled run can stretch past the server's usual idle timeout.
     static func withSampleServer(_ test: @escaping @Sendable (any TestClientProtocol, Int) async throws -> Void)
         async throws {
         let directory = dataDirectory
         let engine = try Engine(entries: try LayerCatalog.load(directory: directory),
                                 networks: try LayerCatalog.loadNetworks(directory: directory))
         let app = GeoClusterAPI(engine: engine).makeApplication(host: "127.0.0.1", port: 0,
+                                                                 limits: ServerLimits(idleTimeoutSeconds: nil),
                                                                  logger: Logger(label: "viewer-test"))
         try await app.test(.live) { client in
             try await test(client, try #require(client.port))
