@@ -14,6 +14,11 @@ public struct LineProtocol: Sendable {
     public var maxLineBytes: Int
     /// Deepest accepted nesting of arrays and objects in a request.
     public var maxDepth: Int
+    /// Most bytes of answers one batch (a `POST /v1/query` body, a `geo-cluster query`
+    /// input stream) may produce, `nil` for no bound. Each answer is bounded by the
+    /// engine's features-per-answer limit; this bounds their sum, so that a small request
+    /// of many whole-world lines cannot ask for gigabytes. See ``Batch``.
+    public var maxBatchAnswerBytes: Int?
 
     public static let defaultMaxLineBytes = 1 << 20
     public static let defaultMaxDepth = 32
@@ -38,15 +43,41 @@ public struct LineProtocol: Sendable {
         "malformed_crs", "unknown_crs", "invalid_coordinate", "transform_failed", "context_creation_failed",
     ]
 
-    public init(engine: Engine, maxLineBytes: Int = defaultMaxLineBytes, maxDepth: Int = defaultMaxDepth) {
+    public init(engine: Engine, maxLineBytes: Int = defaultMaxLineBytes, maxDepth: Int = defaultMaxDepth,
+                maxBatchAnswerBytes: Int? = nil) {
         self.engine = engine
         self.maxLineBytes = maxLineBytes
         self.maxDepth = maxDepth
+        self.maxBatchAnswerBytes = maxBatchAnswerBytes
+    }
+
+    /// What one batch has answered so far, against ``maxBatchAnswerBytes``.
+    ///
+    /// The line whose answer would take the batch past the bound gets the error
+    /// `too_large` instead (a write is never undone for it: a write's answer always
+    /// counts and is kept), and so does every later line, without being executed.
+    public struct Batch: Sendable {
+        /// Bytes of answers written so far.
+        public private(set) var answeredBytes = 0
+        /// Set once an answer did not fit.
+        public private(set) var isSpent = false
+
+        public init() {}
+
+        mutating func add(_ bytes: Int) { answeredBytes += bytes }
+        mutating func spend() { isSpent = true }
+    }
+
+    /// Appends the response line for one input line of a batch with no answer budget.
+    public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, into output: inout [UInt8]) {
+        var batch = Batch()
+        respond(to: line, lineNumber: lineNumber, batch: &batch, into: &output)
     }
 
     /// Appends the response line (with its newline) for one input line, or nothing when
-    /// the line is blank. `lineNumber` counts from 1 and is reported in errors.
-    public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, into output: inout [UInt8]) {
+    /// the line is blank. `lineNumber` counts from 1 and is reported in errors; `batch`
+    /// carries the answer budget from line to line.
+    public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, batch: inout Batch, into output: inout [UInt8]) {
         var line = line
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
@@ -66,16 +97,27 @@ public struct LineProtocol: Sendable {
         let start = output.count
         do throws(EngineError) {
             let request = try Request(json: json)
+            if batch.isSpent, let limit = maxBatchAnswerBytes { throw Self.batchTooLarge(limit) }
             output.append(contentsOf: #"{"id":"#.utf8)
             id.encode(into: &output)
             output.append(contentsOf: #","ok":true,"result":"#.utf8)
             try engine.encode(request, into: &output)
             output.append(contentsOf: "}\n".utf8)
+            let answered = output.count - start
+            if let limit = maxBatchAnswerBytes, batch.answeredBytes + answered > limit, !request.isWrite {
+                batch.spend()
+                throw Self.batchTooLarge(limit)
+            }
+            batch.add(answered)
         } catch {
             output.removeSubrange(start...)
             write(id: id, error: error.code, message: error.description, field: error.field,
                   lineNumber: lineNumber, into: &output)
         }
+    }
+
+    private static func batchTooLarge(_ limit: Int) -> EngineError {
+        .tooLarge(what: "the total size in bytes of this batch's answers", limit: limit)
     }
 
     /// The error line for a line longer than ``maxLineBytes``; the caller skips the rest

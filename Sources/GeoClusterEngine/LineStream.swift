@@ -52,6 +52,8 @@ public struct LineStream: Sendable {
         answers.reserveCapacity(Self.writeThresholdBytes + Self.readChunkBytes)
         var lineNumber = 0
         var skippingOverlongLine = false
+        // The whole input stream is one batch for the protocol's answer budget.
+        var batch = LineProtocol.Batch()
 
         while true {
             let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
@@ -71,7 +73,8 @@ public struct LineStream: Sendable {
                 if skippingOverlongLine {
                     skippingOverlongLine = false
                 } else {
-                    lineProtocol.respond(to: pending[lineStart..<newline], lineNumber: lineNumber, into: &answers)
+                    lineProtocol.respond(to: pending[lineStart..<newline], lineNumber: lineNumber, batch: &batch,
+                                         into: &answers)
                 }
                 lineStart = newline + 1
                 start = lineStart
@@ -88,7 +91,7 @@ public struct LineStream: Sendable {
             if let outcome = flush(&answers) { return outcome }
         }
         if !pending.isEmpty && !skippingOverlongLine {
-            lineProtocol.respond(to: pending[...], lineNumber: lineNumber + 1, into: &answers)
+            lineProtocol.respond(to: pending[...], lineNumber: lineNumber + 1, batch: &batch, into: &answers)
         }
         return flush(&answers) ?? .endOfInput
     }

@@ -36,6 +36,12 @@ public enum Request: Sendable, Equatable {
         case delete(ids: [JSONValue])
     }
 
+    /// Whether the request changes a layer.
+    public var isWrite: Bool {
+        if case .write = self { return true }
+        return false
+    }
+
     /// The operation names of the wire protocols.
     public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile",
                                     "insert", "upsert", "delete", "project", "nearby", "reachable"]

@@ -42,6 +42,8 @@ public struct GeoClusterAPI: Sendable {
     public let lineProtocol: LineProtocol
     /// Longest accepted body of `POST /v1/query` and of the write routes; a longer one gets 413.
     public let maxQueryBodyBytes: Int
+    /// `POST /v1/query` bodies computing their answers at once; the others wait their turn.
+    let batchGate: ComputeGate
 
     /// ETag, Cache-Control and gzip of the query routes' answers.
     public let responsePolicy: ResponsePolicy
@@ -55,14 +57,27 @@ public struct GeoClusterAPI: Sendable {
     public let notReadyReason: @Sendable () -> String?
 
     public static let defaultMaxQueryBodyBytes = 16 << 20
+    /// Most bytes of answers to one `POST /v1/query` body: room for a few answers at the
+    /// engine's features-per-answer limit, not for thousands of them.
+    public static let defaultMaxBatchAnswerBytes = 128 << 20
+    /// Bodies of `POST /v1/query` computing at once: one less than the cores, at least one.
+    public static var defaultConcurrentBatches: Int { ComputeGate.defaultLimit }
 
+    /// - Parameters:
+    ///   - maxBatchAnswerBytes: the answer budget of one `POST /v1/query` body
+    ///     (``LineProtocol/maxBatchAnswerBytes``), `nil` for none.
+    ///   - concurrentBatches: `POST /v1/query` bodies that compute at once.
     public init(engine: Engine, maxQueryBodyBytes: Int = defaultMaxQueryBodyBytes,
                 maxLineBytes: Int = LineProtocol.defaultMaxLineBytes,
+                maxBatchAnswerBytes: Int? = defaultMaxBatchAnswerBytes,
+                concurrentBatches: Int = defaultConcurrentBatches,
                 responsePolicy: ResponsePolicy = ResponsePolicy(), allowedOrigins: AllowedOrigins = .any,
                 notReadyReason: @escaping @Sendable () -> String? = { nil }) {
         self.engine = engine
         self.notReadyReason = notReadyReason
-        self.lineProtocol = LineProtocol(engine: engine, maxLineBytes: maxLineBytes)
+        self.lineProtocol = LineProtocol(engine: engine, maxLineBytes: maxLineBytes,
+                                         maxBatchAnswerBytes: maxBatchAnswerBytes)
+        self.batchGate = ComputeGate(limit: max(1, concurrentBatches))
         self.maxQueryBodyBytes = maxQueryBodyBytes
         self.responsePolicy = responsePolicy
         self.allowedOrigins = allowedOrigins
@@ -186,24 +201,30 @@ public struct GeoClusterAPI: Sendable {
     static let batchChunkBytes = 64 << 10
 
     /// Answers a batch: the body split at newlines, each line answered by the shared
-    /// ``LineProtocol`` with its 1-based number; blank lines get no answer and a last line
-    /// without a newline is answered like the others. `emit` receives the answer bytes in
-    /// order, in chunks of about ``batchChunkBytes`` (one line's answer is never split).
+    /// ``LineProtocol`` with its 1-based number, within one answer budget; blank lines get
+    /// no answer and a last line without a newline is answered like the others. `emit`
+    /// receives the answer bytes in order, in chunks of about ``batchChunkBytes`` (one
+    /// line's answer is never split). Each chunk is computed holding a permit of
+    /// ``batchGate``, and handed to `emit` after the permit is returned.
     func answerLines(_ body: [UInt8], emit: ([UInt8]) async throws -> Void) async throws {
         var output: [UInt8] = []
         var lineNumber = 0
+        var batch = LineProtocol.Batch()
         var start = body.startIndex
         while start < body.endIndex {
-            let end = body[start...].firstIndex(of: 0x0A) ?? body.endIndex
-            lineNumber += 1
-            lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber, into: &output)
-            if output.count >= Self.batchChunkBytes {
+            await batchGate.enter()
+            while start < body.endIndex && output.count < Self.batchChunkBytes {
+                let end = body[start...].firstIndex(of: 0x0A) ?? body.endIndex
+                lineNumber += 1
+                lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber, batch: &batch, into: &output)
+                start = end + 1
+            }
+            batchGate.leave()
+            if !output.isEmpty {
                 try await emit(output)
                 output.removeAll(keepingCapacity: true)
             }
-            start = end + 1
         }
-        if !output.isEmpty { try await emit(output) }
     }
 }
 

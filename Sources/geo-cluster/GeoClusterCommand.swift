@@ -34,6 +34,15 @@ struct LayerSourceOptions: ParsableArguments {
         """, valueName: "store"))
     var store: String?
 
+    @Option(help: "Most features in one clusters, children, tile or nearby answer; a larger answer is the error too_large.")
+    var maxFeaturesPerAnswer = Engine.Limits().maxFeaturesPerResponse
+
+    func validate() throws {
+        guard maxFeaturesPerAnswer > 0 else {
+            throw ValidationError("--max-features-per-answer \(maxFeaturesPerAnswer): expected 1 or more")
+        }
+    }
+
     /// Opens the store named by `--store`, if any.
     func openStore() throws -> (any LayerJournal)? {
         guard let store else { return nil }
@@ -67,7 +76,8 @@ struct LayerSourceOptions: ParsableArguments {
                                                     algorithm: spec.algorithm, options: spec.options))
             }
         }
-        let engine = try Engine(entries: layers, networks: networks)
+        let engine = try Engine(entries: layers, limits: Engine.Limits(maxFeaturesPerResponse: maxFeaturesPerAnswer),
+                                networks: networks)
         // Loading parsed every file into JSON trees that are garbage now; without this
         // the process would keep the memory they took (a 1M-point radius layer: 756 MB
         // resident without, 368 MB with).
@@ -109,12 +119,26 @@ struct Query: AsyncParsableCommand {
     @Option(help: "Longest accepted request line in bytes.")
     var maxLineBytes = LineProtocol.defaultMaxLineBytes
 
+    @Option(help: """
+        Most bytes of answers to the whole input; the line that would pass it and every later line \
+        get the error too_large. 0, the default, is no limit: the stream is the caller's own.
+        """)
+    var maxBatchAnswerBytes = 0
+
+    func validate() throws {
+        guard maxLineBytes > 0 else { throw ValidationError("--max-line-bytes \(maxLineBytes): expected 1 or more") }
+        guard maxBatchAnswerBytes >= 0 else {
+            throw ValidationError("--max-batch-answer-bytes \(maxBatchAnswerBytes): expected 0 or more")
+        }
+    }
+
     func run() async throws {
         let engine = try layers.makeEngine()
         // A closed stdout ends the process through SIGPIPE's default action (status 141),
         // quietly, as other Unix filters do.
         signal(SIGPIPE, SIG_DFL)
-        let stream = LineStream(lineProtocol: LineProtocol(engine: engine, maxLineBytes: maxLineBytes))
+        let stream = LineStream(lineProtocol: LineProtocol(
+            engine: engine, maxLineBytes: maxLineBytes, maxBatchAnswerBytes: maxBatchAnswerBytes > 0 ? maxBatchAnswerBytes : nil))
         switch stream.run() {
         case .endOfInput: return
         // Not reached while SIGPIPE keeps its default action; the conventional status all the same.

@@ -48,6 +48,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest accepted POST /v1/query body, in bytes.")
     var maxQueryBodyBytes = GeoClusterAPI.defaultMaxQueryBodyBytes
 
+    @Option(help: "Most bytes of answers to one POST /v1/query body; the line that would pass it and every later line get the error too_large. 0 for no limit.")
+    var maxBatchAnswerBytes = GeoClusterAPI.defaultMaxBatchAnswerBytes
+
+    @Option(help: "POST /v1/query bodies computing at once (default: one less than the cores, at least 1); the others wait.")
+    var concurrentBatches = GeoClusterAPI.defaultConcurrentBatches
+
     @Option(help: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -57,8 +63,12 @@ struct Serve: AsyncParsableCommand {
         }
         _ = try resolvedPort()
         for (name, value) in [("--cache-max-age", cacheMaxAge), ("--idle-timeout", idleTimeout),
-                              ("--max-connections", maxConnections)] where value < 0 {
+                              ("--max-connections", maxConnections), ("--max-batch-answer-bytes", maxBatchAnswerBytes)]
+            where value < 0 {
             throw ValidationError("\(name) \(value): expected 0 or more")
+        }
+        guard concurrentBatches > 0 else {
+            throw ValidationError("--concurrent-batches \(concurrentBatches): expected 1 or more")
         }
         guard maxQueryBodyBytes > 0 else {
             throw ValidationError("--max-query-body-bytes \(maxQueryBodyBytes): expected 1 or more")
@@ -97,6 +107,8 @@ struct Serve: AsyncParsableCommand {
         defer { feed?.stop() }
         let origins = AllowedOrigins(parsing: corsOrigins ?? environment["GEO_CLUSTER_CORS_ORIGINS"] ?? "*")
         let api = GeoClusterAPI(engine: engine, maxQueryBodyBytes: maxQueryBodyBytes,
+                                maxBatchAnswerBytes: maxBatchAnswerBytes > 0 ? maxBatchAnswerBytes : nil,
+                                concurrentBatches: concurrentBatches,
                                 responsePolicy: ResponsePolicy(cacheMaxAgeSeconds: cacheMaxAge),
                                 allowedOrigins: origins,
                                 notReadyReason: { [feed] in feed?.notReadyReason })

@@ -55,6 +55,46 @@ struct LineProtocolTests {
         #expect(answers.map { $0["error"]?["line"] } == [1, 2])
     }
 
+    /// A batch may answer up to its byte budget: the line whose answer would pass it,
+    /// and every later line (a write too, which is then not applied), get `too_large`;
+    /// a write already applied keeps its answer.
+    @Test func aBatchStopsAnsweringAtItsBudget() throws {
+        let places = try LiveLayer(name: "places", kind: .places, records: [
+            LayerRecord(json: ["id": "p1", "lon": 127, "lat": 37.5, "name": "One", "category": "cafe"],
+                        kind: .places, layer: "places", index: 0),
+        ])
+        let engine = try Engine(entries: [.live(LiveLayerStore(places)), .radius(Layer(name: "stations", kind: .points,
+                                                                                     features: SampleLayer.features))])
+        let all = #"{"id":"all","op":"clusters","layer":"stations","bbox":[-180,-85,180,85],"zoom":20}"#
+        var output: [UInt8] = []
+        LineProtocol(engine: engine).respond(to: Array(all.utf8)[...], lineNumber: 1, into: &output)
+        let oneAnswer = output.count
+        // Room for two whole answers and a write's, not for a third whole answer.
+        let lineProtocol = LineProtocol(engine: engine, maxBatchAnswerBytes: 2 * oneAnswer + 200)
+        let insert = { (id: String) in
+            #"{"id":"w-\#(id)","op":"insert","layer":"places","records":[{"id":"\#(id)","lon":127,"lat":37.5,"name":"N","category":"cafe"}]}"#
+        }
+        let lines = [all, insert("p2"), all, all, #"{"id":"s","op":"stats"}"#, insert("p3")]
+        var batch = LineProtocol.Batch()
+        output = []
+        for (i, line) in lines.enumerated() {
+            lineProtocol.respond(to: Array(line.utf8)[...], lineNumber: i + 1, batch: &batch, into: &output)
+        }
+        let answers = try output.split(separator: 0x0A).map { try JSONValue.parse(Array($0)) }
+        #expect(answers.map { $0["ok"] } == [true, true, true, false, false, false])
+        #expect(answers.dropFirst(3).allSatisfy { $0["error"]?["code"] == "too_large" })
+        #expect(answers[3]["id"] == "all" && answers[3]["error"]?["line"] == 4)
+        #expect(batch.isSpent && batch.answeredBytes <= 2 * oneAnswer + 200)
+        // p2 was written before the budget ran out; p3 came after and was not.
+        #expect(try engine.handle(["op": "stats", "layer": "places"]).get()["count"] == 2)
+
+        // Another batch has a budget of its own.
+        var next = LineProtocol.Batch()
+        output = []
+        lineProtocol.respond(to: Array(all.utf8)[...], lineNumber: 1, batch: &next, into: &output)
+        #expect(try JSONValue.parse(Array(output.dropLast()))["ok"] == true)
+    }
+
     @Test func carriageReturnsBeforeTheNewlineAreIgnored() throws {
         let answers = try respond(["{\"id\":1,\"op\":\"stats\"}\r"])
         #expect(answers.first?["ok"] == true)
