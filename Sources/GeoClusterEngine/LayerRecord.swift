@@ -69,7 +69,7 @@ public struct LayerRecord: Sendable, Equatable {
             guard let first = string.utf8.first else { return nil }
             return first == UInt8(ascii: "#") ? "#" + string : string
         case let .number(number):
-            guard let integer = Int(exactly: number), abs(integer) <= maxIntegerID else { return nil }
+            guard let integer = Int(exactly: number), integer.magnitude <= UInt(maxIntegerID) else { return nil }
             return "#\(integer)"
         default:
             return nil

@@ -128,7 +128,7 @@ extension GeoClusterAPI {
     static func id(_ text: String) -> JSONValue {
         let digits = text.hasPrefix("-") ? text.dropFirst() : text[...]
         if !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-           digits == "0" || !digits.hasPrefix("0"), let value = Int(text), abs(value) <= LayerRecord.maxIntegerID {
+           digits == "0" || !digits.hasPrefix("0"), let value = Int(text), value.magnitude <= UInt(LayerRecord.maxIntegerID) {
             return .number(Double(value))
         }
         return .string(text)

@@ -95,11 +95,17 @@ final class LoopbackConnection {
 
     private let socketDescriptor: Int32
 
-    init(port: Int) throws {
+    /// A connection whose `receive` waits at most `receiveTimeoutSeconds` for a byte
+    /// (`nil`: as long as it takes) and then throws.
+    init(port: Int, receiveTimeoutSeconds: Int? = nil) throws {
         socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketDescriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         var bufferBytes: Int32 = 16 << 10
         setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        if let receiveTimeoutSeconds {
+            var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+            setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -131,7 +137,10 @@ final class LoopbackConnection {
     func receive(maxBytes: Int = 64 << 10) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: maxBytes)
         let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
-        guard count >= 0 else { throw Failure(description: "recv: errno \(errno)") }
+        guard count >= 0 else {
+            throw Failure(description: errno == EAGAIN || errno == EWOULDBLOCK
+                ? "nothing received before the receive timeout" : "recv: errno \(errno)")
+        }
         return Array(buffer.prefix(count))
     }
 }
@@ -149,8 +158,13 @@ struct HTTPResponseParts {
         guard head.contains("transfer-encoding: chunked") else {
             throw LoopbackConnection.Failure(description: "not chunked: \(head)")
         }
+        chunkedBody = try Self.dechunk(Array(bytes[(headEnd + 4)...]))
+    }
+
+    /// The body of chunked `bytes`, its framing removed.
+    static func dechunk(_ bytes: [UInt8]) throws -> [UInt8] {
         var body: [UInt8] = []
-        var offset = headEnd + 4
+        var offset = 0
         while true {
             guard let lineEnd = bytes[offset...].firstIndex(of: 0x0D), lineEnd + 1 < bytes.count else {
                 throw LoopbackConnection.Failure(description: "truncated chunk size at byte \(offset)")
@@ -167,6 +181,6 @@ struct HTTPResponseParts {
             body += bytes[offset..<offset + size]
             offset += size + 2
         }
-        chunkedBody = body
+        return body
     }
 }
