@@ -11,7 +11,7 @@ import Testing
 struct LiveServerTests {
     @Test func conditionalCompressedAndPreflightAnswersOverASocket() async throws {
         let api = GeoClusterAPI(engine: try GridSample.engine())
-        let app = api.makeApplication(host: "127.0.0.1", port: 0, limits: ServerLimits(idleTimeoutSeconds: 30, maxConnections: 8),
+        let app = api.makeApplication(host: "127.0.0.1", port: 0, limits: ServerLimits(idleTimeoutSeconds: nil, maxConnections: 8),
                                       logger: Logger(label: "live-test"))
         try await app.test(.live) { client in
             let plain = try await client.get(GridSample.allPoints)

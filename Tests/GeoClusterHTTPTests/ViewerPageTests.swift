@@ -130,20 +130,26 @@ struct ViewerPageTests {
         return dom[start.upperBound...].prefix { $0 != "\"" }.description
     }
 
-    /// Runs `test` against the server on a loopback socket, with the sample layers of Data/.
-    /// Idle connections stay open: the test's client keeps its connection while browser
-    /// runs go on, which a stalled run can stretch past the server's usual idle timeout.
-    static func withSampleServer(_ test: @escaping @Sendable (any TestClientProtocol, Int) async throws -> Void)
-        async throws {
-        let directory = dataDirectory
-        let engine = try Engine(entries: try LayerCatalog.load(directory: directory),
-                                networks: try LayerCatalog.loadNetworks(directory: directory))
-        let app = GeoClusterAPI(engine: engine).makeApplication(host: "127.0.0.1", port: 0,
-                                                                 limits: ServerLimits(idleTimeoutSeconds: nil),
-                                                                 logger: Logger(label: "viewer-test"))
-        try await app.test(.live) { client in
-            try await test(client, try #require(client.port))
+    /// The sample server's JSON answers, read over a socket of their own.
+    struct SampleClient: Sendable {
+        let port: Int
+
+        func get(_ target: String) throws -> JSONValue {
+            let answer = try RawHTTP.exchange(port: port, RawHTTP.request("GET", target))
+            try #require(answer.status == 200, "GET \(target): \(answer.status) \(answer.text.prefix(200))")
+            return try JSONValue.parse(answer.body)
         }
+    }
+
+    /// Runs `test` against `geo-cluster serve` over the sample layers of Data/, in a
+    /// process of its own: the page's requests are answered by threads that nothing else
+    /// in the test run can hold up, however busy the machine and the other suites are.
+    /// Idle connections stay open, since browser runs may take long on a loaded machine.
+    static func withSampleServer(_ test: @escaping @Sendable (SampleClient, Int) async throws -> Void)
+        async throws {
+        let server = try RawHTTP.Server(["--data", dataDirectory, "--idle-timeout", "0"])
+        try await test(SampleClient(port: server.port), server.port)
+        #expect(server.process.isRunning, "the server is still running")
     }
 
     @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
@@ -158,7 +164,7 @@ struct ViewerPageTests {
             let bounds = drawnBBox.split(separator: ",").compactMap { Double($0) }
             try #require(bounds.count == 4)
             #expect(abs((bounds[0] + bounds[2]) / 2 - longitude) < 0.01, "the view is centred where the URL says")
-            let domAnswer = try await client.get("/v1/layers/kr_cities/clusters?bbox=\(drawnBBox)&zoom=\(Int(zoom))").json
+            let domAnswer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(drawnBBox)&zoom=\(Int(zoom))")
             let domFeatures = try #require(domAnswer["features"]?.arrayValue)
             let domClusters = domFeatures.filter { $0["properties"]?["cluster"] == true }.count
             #expect(domClusters > 0)
@@ -196,7 +202,7 @@ struct ViewerPageTests {
             // ... and none in the part of the view farthest from every feature of the
             // screenshot's whole view.
             let bbox = Self.bbox(longitude: longitude, latitude: latitude, zoom: zoom, width: image.width, height: image.height)
-            let answer = try await client.get("/v1/layers/kr_cities/clusters?bbox=\(bbox)&zoom=\(Int(zoom))").json
+            let answer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(bbox)&zoom=\(Int(zoom))")
             let all = pixels(try #require(answer["features"]?.arrayValue))
             var empty = (x: 0, y: 0, distance: 0.0)
             for y in stride(from: Self.panel.height, to: image.height - 20, by: 10) {
@@ -241,14 +247,14 @@ struct ViewerPageTests {
         try await DevToolsPipe.detached {
             _ = try browser.evaluate(#"document.getElementById("status").dataset.bbox = """#)
             try action()
-            try browser.wait(until: #"document.getElementById("status").dataset.bbox !== """#, seconds: 60)
+            try browser.wait(until: #"document.getElementById("status").dataset.bbox !== """#, seconds: 120)
             return try state(of: browser)
         }
     }
 
     /// The page drew exactly what the API answers for the view it reports.
-    static func expectDrawnAsAnswered(_ state: PageState, client: any TestClientProtocol) async throws {
-        let answer = try await client.get("/v1/layers/kr_cities/clusters?bbox=\(state.bbox)&zoom=\(Int(state.zoom))").json
+    static func expectDrawnAsAnswered(_ state: PageState, client: SampleClient) async throws {
+        let answer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(state.bbox)&zoom=\(Int(state.zoom))")
         let features = try #require(answer["features"]?.arrayValue)
         let clusters = features.filter { $0["properties"]?["cluster"] == true }.count
         #expect(state.clusters == "\(clusters)" && state.points == "\(features.count - clusters)",
@@ -266,7 +272,7 @@ struct ViewerPageTests {
                                            height: HeadlessBrowser.window.height)
             let start = try await DevToolsPipe.detached {
                 try browser.open("http://127.0.0.1:\(port)/?layer=kr_cities&lon=127.8&lat=36.3&zoom=7")
-                try browser.wait(until: #"document.getElementById("status")?.dataset.bbox !== undefined"#, seconds: 60)
+                try browser.wait(until: #"document.getElementById("status")?.dataset.bbox !== undefined"#, seconds: 120)
                 return try Self.state(of: browser)
             }
             #expect(start.zoom == 7)
@@ -280,7 +286,7 @@ struct ViewerPageTests {
                 let center = Self.worldPixel(longitude: state.longitude, latitude: state.latitude, zoom: state.zoom)
                 return (point.x - center.x + state.width / 2, point.y - center.y + state.height / 2)
             }
-            let answer = try await client.get("/v1/layers/kr_cities/clusters?bbox=\(start.bbox)&zoom=7").json
+            let answer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(start.bbox)&zoom=7")
             let drawn = try #require(answer["features"]?.arrayValue).compactMap { feature -> (JSONValue, Double, Double, Double)? in
                 guard let pair = feature["geometry"]?["coordinates"]?.arrayValue,
                       let lon = pair[0].doubleValue, let lat = pair[1].doubleValue else { return nil }
@@ -301,7 +307,7 @@ struct ViewerPageTests {
             let pair = target["geometry"]?["coordinates"]?.arrayValue ?? []
             let coordinates = pair.compactMap(\.doubleValue)
             try #require(coordinates.count == 2)
-            let expansion = try await client.get("/v1/layers/kr_cities/clusters/\(id)/expansion-zoom").json
+            let expansion = try client.get("/v1/layers/kr_cities/clusters/\(id)/expansion-zoom")
             let (x, y) = screen(coordinates[0], coordinates[1], in: start)
             let expanded = try await Self.afterRedraw(browser) {
                 try browser.mouse("mousePressed", x: x, y: y, buttons: 1)
@@ -346,8 +352,8 @@ struct ViewerPageTests {
     func browserMarksThePlacesReachableFromAStation() async throws {
         let departure = "2025-06-01T15:00:00%2B09:00", now = "2025-06-01T13:30:00%2B09:00"
         try await Self.withSampleServer { client, port in
-            let answer = try await client.get("/v1/reachable?layer=places&stations_layer=stations&station=seoul"
-                                              + "&departure=\(departure)&now=\(now)&limit=500").json
+            let answer = try client.get("/v1/reachable?layer=places&stations_layer=stations&station=seoul"
+                                              + "&departure=\(departure)&now=\(now)&limit=500")
             let reachable = try #require(answer["reachable"]?.arrayValue)
             #expect(!reachable.isEmpty)
             let dom = try await HeadlessBrowser.run("http://127.0.0.1:\(port)/?layer=places&station=seoul"
