@@ -11,7 +11,7 @@ extension Engine {
         do {
             try transformers.transform(&points, from: source, to: target)
         } catch {
-            throw .projection(error, field: Self.field(of: error, from: source))
+            throw .projection(error, field: Self.field(of: error, from: source, to: target))
         }
         var pairs: [JSONValue] = []
         pairs.reserveCapacity(points.count)
@@ -24,13 +24,13 @@ extension Engine {
 
     /// The request field a projection error is about: the CRS PROJ did not know, or the
     /// coordinate pair that was rejected or failed.
-    private static func field(of error: ProjectionError, from source: CRS) -> String? {
+    private static func field(of error: ProjectionError, from source: CRS, to target: CRS) -> String? {
         switch error {
-        case let .unknownCRS(identifier, _):
-            identifier == source.definition ? "from" : "to"
+        case let .unknownCRS(identifier, _), let .unsupportedCRS(identifier, _), let .fileAccessRefused(identifier, _):
+            identifier == source.definition ? "from" : identifier == target.definition ? "to" : nil
         case let .invalidCoordinate(index?, _), let .transformFailed(index?, _):
             "coordinates[\(index)]"
-        case .malformedCRS, .invalidCoordinate, .transformFailed, .contextCreationFailed:
+        case .malformedCRS, .invalidCoordinate, .transformFailed, .contextCreationFailed, .gridUnavailable:
             nil
         }
     }

@@ -40,7 +40,8 @@ public struct LineProtocol: Sendable {
         "not_live_layer", "wrong_layer_kind", "unknown_station", "unknown_network", "invalid_remaining_time",
         "invalid_walking_speed", "unknown_walking_pace", "invalid_reachability_parameter",
         // `project`.
-        "malformed_crs", "unknown_crs", "invalid_coordinate", "transform_failed", "context_creation_failed",
+        "malformed_crs", "unknown_crs", "invalid_coordinate", "transform_failed", "proj_file_refused", "unsupported_crs",
+        "grid_unavailable", "context_creation_failed",
     ]
 
     public init(engine: Engine, maxLineBytes: Int = defaultMaxLineBytes, maxDepth: Int = defaultMaxDepth,

@@ -35,6 +35,8 @@ public final class CoordinateTransformer {
         let operation: OpaquePointer
         /// Whether inputs are longitude/latitude and so get range-checked.
         let sourceIsGeographic: Bool
+        let source: CRS
+        let target: CRS
     }
 
     /// Owned `PJ_CONTEXT*`.
@@ -43,6 +45,8 @@ public final class CoordinateTransformer {
     /// Error messages PROJ logged since the last `clearLog()`; PROJ reports the reason for a
     /// failed `proj_create` only through its logger, not through an error code.
     private var loggedErrors: [String] = []
+    /// Files PROJ asked for since the last `clearLog()` and was refused (``PROJFileAccess``).
+    private var refusedFiles: [String] = []
 
     /// Creates a transformer with its own PROJ context. PROJ's error log is captured into the
     /// thrown errors instead of being printed to standard error.
@@ -59,6 +63,12 @@ public final class CoordinateTransformer {
             let transformer = Unmanaged<CoordinateTransformer>.fromOpaque(userData).takeUnretainedValue()
             transformer.loggedErrors.append(String(cString: message))
         }
+        PROJFileAccess.install(on: context, userData: Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Called by ``PROJFileAccess`` when it refuses PROJ a file.
+    func recordRefusedFile(_ path: String) {
+        if !refusedFiles.contains(path) { refusedFiles.append(path) }
     }
 
     deinit {
@@ -138,6 +148,9 @@ public final class CoordinateTransformer {
         guard errorCode != 0 || !x.isFinite || !y.isFinite else {
             return CRSPoint(x: x, y: y)
         }
+        if let path = refusedFiles.first {
+            throw .fileAccessRefused(identifier: "\(transformation.source) -> \(transformation.target)", path: path)
+        }
         var message = errorCode != 0 ? errorString(errorCode) : "PROJ returned a non-finite coordinate"
         if !loggedErrors.isEmpty {
             message += " (\(loggedErrors.joined(separator: "; ")))"
@@ -155,13 +168,22 @@ public final class CoordinateTransformer {
         let targetCRS = try createCRS(target)
         defer { proj_destroy(targetCRS) }
 
+        try checkDimension(sourceCRS, source)
+        try checkDimension(targetCRS, target)
+
         clearLog()
-        guard let operation = proj_create_crs_to_crs_from_pj(context, sourceCRS, targetCRS, nil, nil) else {
+        let created = proj_create_crs_to_crs_from_pj(context, sourceCRS, targetCRS, nil, nil)
+        if let path = refusedFiles.first {
+            if let created { proj_destroy(created) }
+            throw .fileAccessRefused(identifier: "\(source) -> \(target)", path: path)
+        }
+        guard let operation = created else {
             throw .transformFailed(
                 index: nil,
                 message: loggedMessage(orElse: "no coordinate operation from \(source) to \(target)"))
         }
         defer { proj_destroy(operation) }
+        try checkGrids(operation, source, target)
         // Undo the official axis order (EPSG:4326 is latitude first, EPSG:5186 northing first)
         // so that x is always longitude or easting.
         guard let normalized = proj_normalize_for_visualization(context, operation) else {
@@ -176,7 +198,8 @@ public final class CoordinateTransformer {
             }
             transformations.removeAll()
         }
-        let transformation = Transformation(operation: normalized, sourceIsGeographic: isGeographic(sourceCRS))
+        let transformation = Transformation(operation: normalized, sourceIsGeographic: isGeographic(sourceCRS),
+                                            source: source, target: target)
         transformations[pair] = transformation
         return transformation
     }
@@ -184,7 +207,12 @@ public final class CoordinateTransformer {
     /// Creates a PROJ CRS object that the caller must destroy.
     private func createCRS(_ crs: CRS) throws(ProjectionError) -> OpaquePointer {
         clearLog()
-        guard let object = proj_create(context, crs.definition) else {
+        let created = proj_create(context, crs.definition)
+        if let path = refusedFiles.first {
+            if let created { proj_destroy(created) }
+            throw .fileAccessRefused(identifier: crs.definition, path: path)
+        }
+        guard let object = created else {
             // The context's error code can be left over from an earlier call, so the logged
             // reason comes first.
             let code = proj_context_errno(context)
@@ -214,6 +242,49 @@ public final class CoordinateTransformer {
         }
     }
 
+    /// Answers carry two ordinates, so both CRSs must have exactly two axes: a
+    /// geocentric or 3D CRS would lose its third ordinate, and a vertical one has one.
+    private func checkDimension(_ crs: OpaquePointer, _ definition: CRS) throws(ProjectionError) {
+        var base = crs
+        var owned: OpaquePointer?
+        defer { if let owned { proj_destroy(owned) } }
+        if proj_get_type(crs) == PJ_TYPE_BOUND_CRS, let source = proj_get_source_crs(context, crs) {
+            owned = source
+            base = source
+        }
+        let axes: Int
+        if let system = proj_crs_get_coordinate_system(context, base) {
+            axes = Int(proj_cs_get_axis_count(context, system))
+            proj_destroy(system)
+        } else {
+            axes = 0
+        }
+        guard axes == 2 else {
+            throw .unsupportedCRS(identifier: definition.definition, reason: axes == 0
+                ? "it is not a single 2D CRS (a compound CRS has a vertical part); only 2D CRSs (x, y) are supported"
+                : "it has \(axes) \(axes == 1 ? "axis" : "axes"); only 2D CRSs (x, y) are supported")
+        }
+    }
+
+    /// A single operation that needs grid files PROJ does not have is an error, rather
+    /// than PROJ's silent fallback (an optional `@grid` is skipped without a word).
+    /// Operations with several candidates (`proj_create_crs_to_crs` picks one per point
+    /// by area of use) are left to PROJ, which fails the points no candidate covers.
+    private func checkGrids(_ operation: OpaquePointer, _ source: CRS, _ target: CRS) throws(ProjectionError) {
+        guard proj_get_type(operation) != PJ_TYPE_UNKNOWN,
+              proj_coordoperation_is_instantiable(context, operation) == 0 else { return }
+        var missing: [String] = []
+        for index in 0..<max(0, proj_coordoperation_get_grid_used_count(context, operation)) {
+            var shortName: UnsafePointer<CChar>?
+            var available: Int32 = 0
+            if proj_coordoperation_get_grid_used(context, operation, index, &shortName, nil, nil, nil, nil, nil,
+                                                 &available) != 0, available == 0, let shortName {
+                missing.append(String(cString: shortName))
+            }
+        }
+        throw .gridUnavailable(identifier: "\(source) -> \(target)", grids: missing)
+    }
+
     private func errorString(_ code: Int32) -> String {
         proj_context_errno_string(context, code).map { String(cString: $0) } ?? "PROJ error \(code)"
     }
@@ -221,6 +292,9 @@ public final class CoordinateTransformer {
     private func clearLog() {
         if !loggedErrors.isEmpty {
             loggedErrors.removeAll(keepingCapacity: true)
+        }
+        if !refusedFiles.isEmpty {
+            refusedFiles.removeAll()
         }
     }
 

@@ -23,6 +23,21 @@ public enum ProjectionError: Error, Equatable, Sendable, CustomStringConvertible
     /// is PROJ's error text, followed by its log detail when it gave one.
     case transformFailed(index: Int?, message: String)
 
+    /// PROJ asked for a file it may not read: outside its data directories, or not a
+    /// regular file (a device, a FIFO). CRS texts come from clients, and a PROJ string
+    /// names files of its own choosing (`+grids=`, `+nadgrids=`, `+init=`); see
+    /// `PROJFileAccess`. `identifier` is the CRS (or the pair) being built; `path` the
+    /// file as PROJ named it.
+    case fileAccessRefused(identifier: String, path: String)
+
+    /// The CRS has other than two axes (geocentric, 3D, vertical or compound): an answer
+    /// carries x and y only, so converting to or from it would drop or invent an ordinate.
+    case unsupportedCRS(identifier: String, reason: String)
+
+    /// The operation between the two CRSs needs grid files PROJ does not have (in its
+    /// data directories); `grids` names them when PROJ could say.
+    case gridUnavailable(identifier: String, grids: [String])
+
     /// `proj_context_create` returned no context: out of memory, or PROJ could not start.
     case contextCreationFailed
 
@@ -67,6 +82,9 @@ public enum ProjectionError: Error, Equatable, Sendable, CustomStringConvertible
         case .unknownCRS: "unknown_crs"
         case .invalidCoordinate: "invalid_coordinate"
         case .transformFailed: "transform_failed"
+        case .fileAccessRefused: "proj_file_refused"
+        case .unsupportedCRS: "unsupported_crs"
+        case .gridUnavailable: "grid_unavailable"
         case .contextCreationFailed: "context_creation_failed"
         }
     }
@@ -81,6 +99,12 @@ public enum ProjectionError: Error, Equatable, Sendable, CustomStringConvertible
             "invalid coordinate\(Self.position(index)): \(problem)"
         case .transformFailed(let index, let message):
             "transform failed\(Self.position(index)): \(message)"
+        case .fileAccessRefused(let identifier, let path):
+            "\(identifier): PROJ may read grid and init files only from its data directories, as regular files; \"\(path)\" is refused"
+        case .unsupportedCRS(let identifier, let reason):
+            "unsupported CRS \"\(identifier)\": \(reason)"
+        case .gridUnavailable(let identifier, let grids):
+            "\(identifier) needs grid files that are not installed\(grids.isEmpty ? "" : ": " + grids.joined(separator: ", "))"
         case .contextCreationFailed:
             "could not create a PROJ context"
         }
