@@ -1,6 +1,7 @@
 import GeoCluster
 import GeoClusterEngine
 import Hummingbird
+import NIOHTTP1
 
 /// Every error the HTTP transport reports. Handlers throw it (usually wrapping an
 /// ``EngineError``); Hummingbird's router turns it into a response through
@@ -23,6 +24,13 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidBody(code: String, message: String)
     /// The service cannot answer queries yet (or at all); `reason` says why.
     case notReady(reason: String)
+    /// The request is not valid HTTP/1.1 (a bad chunk size, a malformed header line, an
+    /// unknown method); NIO's decoder rejected it and the connection is closed after the answer.
+    case malformedRequest(reason: String)
+    /// The request's `Transfer-Encoding` is not `chunked` (RFC 9112 §6.1: 501).
+    case unsupportedTransferCoding(String)
+    /// The request line and header fields exceed the decoder's limits.
+    case headersTooLarge
     /// An error raised by the HTTP framework itself, with the status it chose.
     case framework(status: HTTPResponse.Status, message: String)
     /// Anything else. The detail is logged on the server under `requestID`; the client
@@ -45,6 +53,9 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .bodyTooLarge: .contentTooLarge
         case .invalidBody: .badRequest
         case .notReady: .serviceUnavailable
+        case .malformedRequest: .badRequest
+        case .unsupportedTransferCoding: .notImplemented
+        case .headersTooLarge: .requestHeaderFieldsTooLarge
         case let .framework(status, _): status
         case .internalError: .internalServerError
         }
@@ -59,6 +70,9 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .bodyTooLarge: "body_too_large"
         case let .invalidBody(code, _): code
         case .notReady: "not_ready"
+        case .malformedRequest: "malformed_request"
+        case .unsupportedTransferCoding: "unsupported_transfer_coding"
+        case .headersTooLarge: "headers_too_large"
         case .framework: "http_error"
         case .internalError: "internal_error"
         }
@@ -87,6 +101,12 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             message
         case let .notReady(reason):
             "not ready: \(reason)"
+        case let .malformedRequest(reason):
+            "malformed HTTP request: \(reason)"
+        case let .unsupportedTransferCoding(coding):
+            "Transfer-Encoding \(coding) is not supported; send a Content-Length or chunked body"
+        case .headersTooLarge:
+            "the request line and header fields are too large"
         case let .framework(_, message):
             message
         case let .internalError(requestID):
@@ -99,6 +119,29 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
         var error: JSONObject = ["code": .string(code), "message": .string(description)]
         if let field { error["field"] = .string(field) }
         return ["error": .object(error)]
+    }
+}
+
+extension APIError {
+    /// The answer to a request NIO's HTTP/1 decoder rejected. `transferEncoding` is the
+    /// request's field when its head was read: llhttp reports a non-chunked coding only
+    /// as `.unknown`.
+    static func parser(_ error: HTTPParserError, transferEncoding: String?) -> APIError {
+        if let coding = transferEncoding,
+           coding.split(separator: ",").last?.trimmingSpaces.lowercased() != "chunked" {
+            return .unsupportedTransferCoding(coding)
+        }
+        switch error {
+        case .headerOverflow: return .headersTooLarge
+        case .invalidChunkSize: return .malformedRequest(reason: "invalid chunk size")
+        case .invalidContentLength, .unexpectedContentLength: return .malformedRequest(reason: "invalid Content-Length")
+        case .invalidHeaderToken: return .malformedRequest(reason: "invalid character in a header field")
+        case .invalidMethod: return .malformedRequest(reason: "unknown method or malformed request line")
+        case .invalidURL: return .malformedRequest(reason: "invalid request target")
+        case .invalidVersion: return .malformedRequest(reason: "unsupported HTTP version")
+        case .invalidEOFState: return .malformedRequest(reason: "the connection ended inside the request")
+        default: return .malformedRequest(reason: "\(error)")
+        }
     }
 }
 

@@ -3,6 +3,7 @@ import GeoClusterEngine
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOHTTP1
 
 /// In this module `Request` is the HTTP request; the engine's is `GeoClusterEngine.Request`.
 typealias Request = Hummingbird.Request
@@ -235,7 +236,7 @@ private struct RouteTable<Context: RequestContext> {
     private var methods: [(path: RouterPath, methods: [HTTPRequest.Method])] = []
 
     /// The methods a 405 is given for; anything more exotic gets 404.
-    private static var knownMethods: [HTTPRequest.Method] { [.get, .head, .post, .put, .patch, .delete, .options] }
+    private static var knownMethods: [HTTPRequest.Method] { [.get, .head, .post, .put, .patch, .delete, .options, .trace] }
 
     init(router: Router<Context>) { self.router = router }
 
@@ -292,10 +293,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         let error: APIError
+        var closes = false
         do {
             return try await next(request, context)
         } catch let apiError as APIError {
             error = apiError
+        } catch let parserError as HTTPParserError {
+            // The body stream failed: NIO's decoder rejected the framing (a bad chunk size, a
+            // Transfer-Encoding other than chunked). No further request can be read on this
+            // connection, so the answer says it closes.
+            error = .parser(parserError, transferEncoding: request.headers[.transferEncoding])
+            closes = true
         } catch let httpError as HTTPError where httpError.status == .notFound {
             error = .routeNotFound(path: request.uri.path)
         } catch let httpError as HTTPError {
@@ -311,7 +319,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             ])
             error = .internalError(requestID: requestID)
         }
-        let response = try error.response(from: request, context: context)
+        var response = try error.response(from: request, context: context)
+        if closes { response.headers[.connection] = "close" }
         return request.method == .head ? response.createHeadResponse() : response
     }
 }
@@ -348,7 +357,7 @@ extension GeoClusterAPI {
         return Application(
             router: makeRouter(),
             server: .http1(configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: [FlushBeforeClose()],
+                additionalChannelHandlers: [FlushBeforeClose(), HTTPProtocolGuard()],
                 idleTimeout: limits.idleTimeoutSeconds.map { .seconds(Int64($0)) })),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "geo-cluster",
