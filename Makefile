@@ -8,7 +8,7 @@ APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev
 TEST_APT_PACKAGES := chromium postgresql curl
 CONFIG ?= debug
 
-.PHONY: all deps test-deps apt-install build release run test clean
+.PHONY: all deps test-deps apt-install build release run test fuzz clean
 
 all: build
 
@@ -47,5 +47,9 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+## fuzz: build the libFuzzer targets (Fuzz/README.md) and run each for FUZZ_SECONDS (60).
+fuzz: deps
+	Fuzz/run.sh
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

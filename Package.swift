@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "GeoProjection", targets: ["GeoProjection"]),
         .library(name: "GeoClusterEngine", targets: ["GeoClusterEngine"]),
         .library(name: "GeoClusterStore", targets: ["GeoClusterStore"]),
+        .library(name: "GeoClusterHTTP", targets: ["GeoClusterHTTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -136,6 +137,31 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// libFuzzer targets (`make fuzz`, see Fuzz/README.md), declared only when
+// GEO_CLUSTER_FUZZ is set: they call libFuzzer's driver, which only a build with
+// `-sanitize=fuzzer` links in, so an ordinary build could not link them.
+if Context.environment["GEO_CLUSTER_FUZZ"] != nil {
+    let entryPoint = strictSettings
+    package.targets += [
+        .target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["GeoCluster", "GeoClusterEngine"], path: "Fuzz/FuzzSupport",
+                swiftSettings: strictSettings),
+        .executableTarget(name: "fuzz-lines", dependencies: ["CLibFuzzer", "FuzzSupport", "GeoCluster", "GeoClusterEngine"],
+                          path: "Fuzz/FuzzLines", swiftSettings: entryPoint),
+        .executableTarget(
+            name: "fuzz-http",
+            dependencies: ["CLibFuzzer", "FuzzSupport", "GeoClusterHTTP",
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOEmbedded", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"),
+                           .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                           .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras")],
+            path: "Fuzz/FuzzHTTP", swiftSettings: entryPoint),
+    ]
+}
 
 /// A package-benchmark target in Benchmarks/`name`, with BenchmarkSupport and the
 /// benchmark library besides `dependencies`.

@@ -3,6 +3,7 @@ import GeoClusterEngine
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import NIOHTTP1
 
 /// In this module `Request` is the HTTP request; the engine's is `GeoClusterEngine.Request`.
@@ -346,6 +347,13 @@ public struct ServerLimits: Sendable {
 }
 
 extension GeoClusterAPI {
+    /// The handlers of our own in each connection's pipeline, between NIO's HTTP/1 codec
+    /// and Hummingbird's connection handler (``FlushBeforeClose``, ``HTTPProtocolGuard``);
+    /// new ones for each connection.
+    public static func connectionHandlers() -> [any RemovableChannelHandler] {
+        [FlushBeforeClose(), HTTPProtocolGuard()]
+    }
+
     /// The HTTP/1.1 server for these routes, bound to `host`:`port` (0 picks a free port).
     /// Once it listens it logs one line with its URL and what it serves. Run it as a
     /// service of a `ServiceGroup`, which shuts it down gracefully on a signal.
@@ -357,7 +365,7 @@ extension GeoClusterAPI {
         return Application(
             router: makeRouter(),
             server: .http1(configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: [FlushBeforeClose(), HTTPProtocolGuard()],
+                additionalChannelHandlers: Self.connectionHandlers(),
                 idleTimeout: limits.idleTimeoutSeconds.map { .seconds(Int64($0)) })),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "geo-cluster",

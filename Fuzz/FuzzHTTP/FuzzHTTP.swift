@@ -1,0 +1,79 @@
+import Dispatch
+import FuzzSupport
+import GeoClusterHTTP
+import Hummingbird
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+
+/// Collects the requests that came through the pipeline whole.
+private final class RequestCollector: ChannelInboundHandler {
+    typealias InboundIn = HTTPRequestPart
+
+    var requests: [(HTTPRequest, ByteBuffer)] = []
+    private var head: HTTPRequest?
+    private var body = ByteBuffer()
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case let .head(next):
+            head = next
+            body.clear()
+        case var .body(part):
+            body.writeBuffer(&part)
+        case .end:
+            if let head { requests.append((head, body)) }
+            head = nil
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {}
+}
+
+/// Takes an answer's body and drops it.
+private struct DiscardingWriter: ResponseBodyWriter {
+    var bytes = 0
+    mutating func write(_ buffer: ByteBuffer) async throws { bytes += buffer.readableBytes }
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}
+
+/// libFuzzer's entry point for the HTTP transport: the input is raw bytes on one
+/// connection. They go through NIO's HTTP/1 decoder and the server's own connection
+/// handlers (``GeoClusterAPI/connectionHandlers()``), and every request that comes out
+/// whole is answered by the router (every route, the error translation, the batch route
+/// over a fresh engine), its body read to the end.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let channel = EmbeddedChannel()
+    let collector = RequestCollector()
+    do {
+        try channel.pipeline.syncOperations.addHandlers(
+            [HTTPResponseEncoder(), ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)),
+             HTTP1ToHTTPServerCodec(secure: false)] + GeoClusterAPI.connectionHandlers() + [collector])
+    } catch {
+        fatalError("the pipeline is built: \(error)")
+    }
+    _ = try? channel.writeInbound(ByteBuffer(bytes: UnsafeBufferPointer(start: data, count: size)))
+    while (try? channel.readOutbound(as: ByteBuffer.self)) != nil {}
+    let requests = collector.requests.prefix(8)
+    _ = try? channel.finish()
+    guard !requests.isEmpty else { return 0 }
+
+    let responder = GeoClusterAPI(engine: FuzzEngine.make(), maxBatchAnswerBytes: 1 << 22).makeRouter().buildResponder()
+    let source = ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: Logger(label: "fuzz"))
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        for (head, body) in requests {
+            let request = Request(head: head, body: RequestBody(buffer: body))
+            if let response = try? await responder.respond(to: request, context: BasicRequestContext(source: source)) {
+                try? await response.body.write(DiscardingWriter())
+            }
+        }
+        done.signal()
+    }
+    done.wait()
+    return 0
+}
