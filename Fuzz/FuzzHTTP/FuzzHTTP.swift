@@ -57,13 +57,22 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         fatalError("the pipeline is built: \(error)")
     }
     _ = try? channel.writeInbound(ByteBuffer(bytes: UnsafeBufferPointer(start: data, count: size)))
+    // Run what the handlers scheduled (a close held back for a slow reader, a refused
+    // connection's linger), as time would on a server: an EmbeddedEventLoop runs a
+    // scheduled task only when told that its time has come, and one left pending keeps
+    // the pipeline alive.
+    channel.embeddedEventLoop.advanceTime(by: .minutes(1))
     while (try? channel.readOutbound(as: ByteBuffer.self)) != nil {}
     let requests = collector.requests.prefix(8)
     _ = try? channel.finish()
     guard !requests.isEmpty else { return 0 }
 
     let responder = GeoClusterAPI(engine: FuzzEngine.make(), maxBatchAnswerBytes: 1 << 22).makeRouter().buildResponder()
-    let source = ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: Logger(label: "fuzz"))
+    // A channel for the request contexts, closed at the end: an open EmbeddedChannel and
+    // its pipeline hold each other, and would leak an input's worth of memory each time.
+    let contextChannel = EmbeddedChannel()
+    defer { _ = try? contextChannel.finish() }
+    let source = ApplicationRequestContextSource(channel: contextChannel, logger: Logger(label: "fuzz"))
     let done = DispatchSemaphore(value: 0)
     Task {
         for (head, body) in requests {

@@ -198,7 +198,7 @@ public struct ReachableQuery: Sendable, Equatable {
             throw .invalidField("sort", reason: "must be \"slack\" or \"distance\", got \"\(other.prefix(40))\"")
         }
         limit = try fields.optionalInt("limit", in: 1...Request.maxReachableLimit) ?? Request.defaultReachableLimit
-        offset = try fields.optionalInt("offset", in: 0...Int.max) ?? 0
+        offset = try fields.optionalInt("offset", in: Request.exactIntegers) ?? 0
         includeUnreachable = try fields.optionalBool("include_unreachable") ?? false
         switch (fields.value("bbox") != nil, fields.value("zoom") != nil) {
         case (true, true):

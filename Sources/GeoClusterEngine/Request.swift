@@ -49,6 +49,11 @@ public enum Request: Sendable, Equatable {
     /// Most records or ids in one write request.
     public static let maxBatchSize = 10_000
 
+    /// The non-negative integers a JSON number holds exactly, 0...2^53 - 1: cluster ids
+    /// and offsets. Above it a number may stand for its neighbour (9007199254740993 reads
+    /// as 9007199254740992), so such values are out of range rather than silently another.
+    public static let exactIntegers = 0...((1 << 53) - 1)
+
     /// Default and largest page size of `leaves`.
     public static let defaultLeavesLimit = 10
     public static let maxLeavesLimit = 10_000
@@ -70,15 +75,15 @@ public enum Request: Sendable, Equatable {
             self = .clusters(layer: try fields.string("layer"), bbox: try fields.bbox("bbox"),
                              zoom: try fields.double("zoom", in: -1_000...1_000), filter: try LayerFilter.read(&fields))
         case "children":
-            self = .children(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max),
+            self = .children(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: Self.exactIntegers),
                              filter: try LayerFilter.read(&fields))
         case "leaves":
-            self = .leaves(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max),
+            self = .leaves(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: Self.exactIntegers),
                            limit: try fields.optionalInt("limit", in: 1...Self.maxLeavesLimit) ?? Self.defaultLeavesLimit,
-                           offset: try fields.optionalInt("offset", in: 0...Int.max) ?? 0,
+                           offset: try fields.optionalInt("offset", in: Self.exactIntegers) ?? 0,
                            filter: try LayerFilter.read(&fields))
         case "expansion_zoom":
-            self = .expansionZoom(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: 0...Int.max),
+            self = .expansionZoom(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: Self.exactIntegers),
                                   filter: try LayerFilter.read(&fields))
         case "insert", "upsert":
             let layer = try fields.string("layer")

@@ -17,6 +17,8 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
     case routeNotFound(path: String)
     /// The path exists but does not take this method; `allowed` lists the methods it takes.
     case methodNotAllowed(method: HTTPRequest.Method, allowed: [HTTPRequest.Method])
+    /// A method the server implements on no path (`QUERY`, `PROPFIND`).
+    case methodNotImplemented(method: HTTPRequest.Method)
     /// The request body is longer than `limitBytes`.
     case bodyTooLarge(limitBytes: Int)
     /// A write route's body is not JSON (`code` is the parser's, such as `invalid_json`)
@@ -50,6 +52,7 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case .routeNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
+        case .methodNotImplemented: .notImplemented
         case .bodyTooLarge: .contentTooLarge
         case .invalidBody: .badRequest
         case .notReady: .serviceUnavailable
@@ -67,6 +70,7 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .engine(error): error.code
         case .routeNotFound: "not_found"
         case .methodNotAllowed: "method_not_allowed"
+        case .methodNotImplemented: "method_not_implemented"
         case .bodyTooLarge: "body_too_large"
         case let .invalidBody(code, _): code
         case .notReady: "not_ready"
@@ -93,6 +97,8 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             error.description
         case let .routeNotFound(path):
             "no route for \(path)"
+        case let .methodNotImplemented(method):
+            "\(method.rawValue) is not a method this server implements"
         case let .methodNotAllowed(method, allowed):
             "\(method.rawValue) is not allowed here (allowed: \(allowed.map(\.rawValue).joined(separator: ", ")))"
         case let .bodyTooLarge(limitBytes):

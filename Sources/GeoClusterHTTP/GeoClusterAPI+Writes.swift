@@ -113,7 +113,7 @@ extension GeoClusterAPI {
             throw APIError.invalidBody(code: "invalid_body",
                                        message: "the body must be one record (a flat record or a GeoJSON Feature)")
         }
-        if let given = object["id"], !given.isNull {
+        if let given = object["id"] {
             guard given == id else {
                 throw EngineError.invalidField("id", reason: "is \(given.jsonString) but the path names \(id.jsonString)")
             }

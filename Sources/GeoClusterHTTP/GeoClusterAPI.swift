@@ -236,8 +236,10 @@ private struct RouteTable<Context: RequestContext> {
     let router: Router<Context>
     private var methods: [(path: RouterPath, methods: [HTTPRequest.Method])] = []
 
-    /// The methods a 405 is given for; anything more exotic gets 404.
-    private static var knownMethods: [HTTPRequest.Method] { [.get, .head, .post, .put, .patch, .delete, .options, .trace] }
+    /// The methods a 405 is given for; any other gets 501 (``ErrorMiddleware``).
+    fileprivate static var knownMethods: [HTTPRequest.Method] {
+        [.get, .head, .post, .put, .patch, .delete, .options, .trace]
+    }
 
     init(router: Router<Context>) { self.router = router }
 
@@ -296,6 +298,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         let error: APIError
         var closes = false
         do {
+            // A method the server does not know on any path (RFC 9110 15.6.2).
+            guard RouteTable<Context>.knownMethods.contains(request.method) else {
+                throw APIError.methodNotImplemented(method: request.method)
+            }
             return try await next(request, context)
         } catch let apiError as APIError {
             error = apiError

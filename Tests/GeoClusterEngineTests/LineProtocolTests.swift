@@ -95,6 +95,18 @@ struct LineProtocolTests {
         #expect(try JSONValue.parse(Array(output.dropLast()))["ok"] == true)
     }
 
+    /// A cluster id or offset past 2^53 - 1 could stand for its neighbour as a JSON
+    /// number (9007199254740993 reads as 9007199254740992): out of range, not another id.
+    @Test func integersPastExactDoublesAreOutOfRange() throws {
+        let answers = try respond([
+            #"{"op":"children","layer":"stations","cluster_id":9007199254740993}"#,
+            #"{"op":"leaves","layer":"stations","cluster_id":9007199254740992}"#,
+            #"{"op":"leaves","layer":"stations","cluster_id":1,"offset":9007199254740992}"#,
+            #"{"op":"expansion_zoom","layer":"stations","cluster_id":9007199254740991}"#,
+        ])
+        #expect(answers.map { $0["error"]?["code"] } == ["invalid_field", "invalid_field", "invalid_field", "unknown_cluster"])
+    }
+
     @Test func carriageReturnsBeforeTheNewlineAreIgnored() throws {
         let answers = try respond(["{\"id\":1,\"op\":\"stats\"}\r"])
         #expect(answers.first?["ok"] == true)

@@ -121,6 +121,8 @@ struct WriteRouteTests {
         (.post, "/v1/layers/places/points", "[]", .badRequest, "invalid_field", "records"),
         (.put, "/v1/layers/places/points/cafe-1", #"{"id":"other","lon":127,"lat":37,"name":"X","category":"cafe"}"#,
          .badRequest, "invalid_field", "id"),
+        (.put, "/v1/layers/places/points/cafe-1", #"{"id":null,"lon":127,"lat":37,"name":"X","category":"cafe"}"#,
+         .badRequest, "invalid_field", "id"),
         (.put, "/v1/layers/places/points/cafe-1", "[]", .badRequest, "invalid_body", "body"),
         (.delete, "/v1/layers/places/points", #"{"idz":["cafe-1"]}"#, .badRequest, "unknown_field", "idz"),
         (.delete, "/v1/layers/places/points", "{}", .badRequest, "missing_field", "ids"),
@@ -155,6 +157,12 @@ struct WriteRouteTests {
             let post = try await client.send(.post, "/v1/layers/places/points/cafe-1", "{}")
             #expect(post.status == .methodNotAllowed)
             #expect(post.headers[.allow] == "PUT, DELETE")
+            // A method the server implements nowhere is 501, on any path.
+            for path in ["/v1/layers/places/points", "/v1/stats", "/nowhere"] {
+                let query = try await client.send(HTTPRequest.Method("QUERY")!, path)
+                #expect(query.status == .notImplemented, "\(path)")
+                #expect(try query.json["error"]?["code"] == "method_not_implemented")
+            }
         }
     }
 
