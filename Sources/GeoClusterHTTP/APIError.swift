@@ -17,6 +17,9 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
     case routeNotFound(path: String)
     /// The path exists but does not take this method; `allowed` lists the methods it takes.
     case methodNotAllowed(method: HTTPRequest.Method, allowed: [HTTPRequest.Method])
+    /// A body declared as a media type the server does not read (a form upload, an image),
+    /// or in a charset other than UTF-8; the header's value.
+    case unsupportedMediaType(String)
     /// A method the server implements on no path (`QUERY`, `PROPFIND`).
     case methodNotImplemented(method: HTTPRequest.Method)
     /// The request body is longer than `limitBytes`.
@@ -53,6 +56,7 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .routeNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .methodNotImplemented: .notImplemented
+        case .unsupportedMediaType: .unsupportedMediaType
         case .bodyTooLarge: .contentTooLarge
         case .invalidBody: .badRequest
         case .notReady: .serviceUnavailable
@@ -71,6 +75,7 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .routeNotFound: "not_found"
         case .methodNotAllowed: "method_not_allowed"
         case .methodNotImplemented: "method_not_implemented"
+        case .unsupportedMediaType: "unsupported_media_type"
         case .bodyTooLarge: "body_too_large"
         case let .invalidBody(code, _): code
         case .notReady: "not_ready"
@@ -97,6 +102,8 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             error.description
         case let .routeNotFound(path):
             "no route for \(path)"
+        case let .unsupportedMediaType(contentType):
+            "a body of type \(contentType) is not read here: send JSON (application/json, application/x-ndjson) in UTF-8"
         case let .methodNotImplemented(method):
             "\(method.rawValue) is not a method this server implements"
         case let .methodNotAllowed(method, allowed):

@@ -53,9 +53,27 @@ extension GeoClusterAPI {
                                      mediaType: .json)
     }
 
-    /// The whole request body, refused with 413 once it exceeds ``maxQueryBodyBytes``
+    /// Media types a body may be declared as. Bodies are JSON (or JSON lines) whatever the
+    /// header says; these are the types under which clients send such text, `curl
+    /// --data-binary`'s default (`application/x-www-form-urlencoded`) among them, so that
+    /// a form, a multipart upload or an image is refused before it is read.
+    static let acceptedBodyTypes: Set<String> = [
+        "application/json", "application/x-ndjson", "application/jsonl", "application/geo+json",
+        "application/geo+json-seq", "text/plain", "application/x-www-form-urlencoded", "application/octet-stream",
+    ]
+
+    /// The whole request body, refused with 415 when its `Content-Type` is not one of
+    /// ``acceptedBodyTypes`` in UTF-8, and with 413 once it exceeds ``maxQueryBodyBytes``
     /// (from its `Content-Length` alone when that is declared).
     func readBody(_ request: Request) async throws -> [UInt8] {
+        if let contentType = request.headers[.contentType] {
+            let parameters = contentType.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
+            let charset = parameters.dropFirst().first { $0.hasPrefix("charset=") }?.dropFirst("charset=".count)
+            guard let type = parameters.first, Self.acceptedBodyTypes.contains(type),
+                  charset.map({ ["utf-8", "utf8", "\"utf-8\""].contains($0) }) ?? true else {
+                throw APIError.unsupportedMediaType(contentType)
+            }
+        }
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxQueryBodyBytes {
             throw APIError.bodyTooLarge(limitBytes: maxQueryBodyBytes)
         }

@@ -140,6 +140,27 @@ struct WriteRouteTests {
         }
     }
 
+    /// Bodies are JSON whatever their header says, but one declared as a form upload, an
+    /// image or another charset is refused before it is read.
+    @Test func bodiesOfOtherMediaTypesAre415() async throws {
+        try await withWritableAPI { client in
+            let record = #"{"id":"m","lon":126.98,"lat":37.57,"name":"M","category":"museum"}"#
+            for type in ["multipart/form-data; boundary=x", "image/png", "application/json; charset=iso-8859-1"] {
+                for (uri, body) in [("/v1/layers/places/points", record), ("/v1/query", #"{"op":"stats"}"#)] {
+                    let response = try await client.send(.post, uri, body, headers: [.contentType: type])
+                    #expect(response.status == .unsupportedMediaType, "\(uri) as \(type)")
+                    #expect(try response.json["error"]?["code"] == "unsupported_media_type")
+                }
+            }
+            #expect(try await client.seoulIDs() == [#""cafe-1""#, "7"], "nothing was written")
+            for type in ["application/json", "application/x-ndjson; charset=UTF-8", "application/x-www-form-urlencoded",
+                         "text/plain"] {
+                let response = try await client.send(.post, "/v1/query", #"{"op":"stats"}"#, headers: [.contentType: type])
+                #expect(response.status == .ok, "\(type)")
+            }
+        }
+    }
+
     @Test func oversizeBodyIs413() async throws {
         try await withWritableAPI(maxBodyBytes: 64) { client in
             let record = #"{"id":"long","lon":126.98,"lat":37.57,"name":"A name long enough","category":"museum"}"#
