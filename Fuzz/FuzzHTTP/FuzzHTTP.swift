@@ -68,20 +68,20 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard !requests.isEmpty else { return 0 }
 
     let responder = GeoClusterAPI(engine: FuzzEngine.make(), maxBatchAnswerBytes: 1 << 22).makeRouter().buildResponder()
-    // A channel for the request contexts, closed at the end: an open EmbeddedChannel and
-    // its pipeline hold each other, and would leak an input's worth of memory each time.
-    let contextChannel = EmbeddedChannel()
-    defer { _ = try? contextChannel.finish() }
+    // A channel for the request contexts, used from the task's threads (so a thread-safe
+    // one) and closed at the end: an open channel and its pipeline hold each other.
+    let contextChannel = NIOAsyncTestingChannel()
     let source = ApplicationRequestContextSource(channel: contextChannel, logger: Logger(label: "fuzz"))
     let done = DispatchSemaphore(value: 0)
     Task {
+        defer { done.signal() }
         for (head, body) in requests {
             let request = Request(head: head, body: RequestBody(buffer: body))
             if let response = try? await responder.respond(to: request, context: BasicRequestContext(source: source)) {
                 try? await response.body.write(DiscardingWriter())
             }
         }
-        done.signal()
+        _ = try? await contextChannel.finish()
     }
     done.wait()
     return 0
