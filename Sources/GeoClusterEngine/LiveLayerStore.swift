@@ -32,8 +32,11 @@ public final class LiveLayerStore: Sendable {
         journal = nil
     }
 
-    /// A layer built from `journal` at `sequence`, whose writes are committed there.
+    /// A layer built from `journal` at `sequence`, whose writes are committed there. Its
+    /// `version` is that sequence (see ``apply(_:)``).
     public init(_ layer: LiveLayer, journal: any LayerJournal, sequence: Int64) {
+        var layer = layer
+        layer.version = Int(sequence)
         current = ManagedAtomic(Version(layer, sequence: sequence))
         self.journal = journal
     }
@@ -59,6 +62,12 @@ public final class LiveLayerStore: Sendable {
     /// before the new version is published; when the commit fails the error is
     /// ``EngineError/storageUnavailable(reason:)`` and the layer is unchanged. Returns the
     /// new version.
+    ///
+    /// A layer's `version` says which state it is in. In memory it counts the batches
+    /// applied since the process started. With a journal it is the journal sequence of
+    /// the last batch the state includes: it only grows, survives restarts, and is the
+    /// same on every replica of a store for the same state, so a client may wait for the
+    /// version a write answered with (docs/DEPLOY.md).
     @discardableResult
     public func apply(_ changes: [Change]) throws(EngineError) -> LiveLayer {
         try writer.withLock { _ throws(EngineError) -> LiveLayer in
@@ -82,7 +91,7 @@ public final class LiveLayerStore: Sendable {
                 for entry in missed { try replay(entry, into: &caughtUp) }
                 next = try Self.applying(changes, to: caughtUp)
             }
-            next.version += 1
+            next.version = Int(sequence)
             current.store(Version(next, sequence: sequence), ordering: .releasing)
             return next
         }
@@ -100,6 +109,7 @@ public final class LiveLayerStore: Sendable {
             for entry in entries where entry.sequence > sequence {
                 try replay(entry, into: &next)
                 sequence = entry.sequence
+                next.version = Int(sequence)
             }
             if sequence != base.sequence {
                 current.store(Version(next, sequence: sequence), ordering: .releasing)

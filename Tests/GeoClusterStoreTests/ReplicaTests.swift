@@ -40,6 +40,13 @@ struct ReplicaTests {
             return try JSONValue.parse(Array(body.utf8))["count"]?.intValue
         }
 
+        /// The layer's version, as `GET /v1/layers/birds` reports it.
+        func version() throws -> Int? {
+            let (status, body) = try http("GET", "/v1/layers/birds")
+            guard status == 200 else { return nil }
+            return try JSONValue.parse(Array(body.utf8))["version"]?.intValue
+        }
+
         /// Sends one JSON line to `POST /v1/query` and returns its answer line.
         func query(_ line: JSONValue) throws -> JSONValue? {
             let (status, body) = try http("POST", "/v1/query", body: line.jsonString + "\n")
@@ -124,6 +131,9 @@ struct ReplicaTests {
         b = try Replica(store: store, seed: seed)
         try b.waitUntilReady()
         #expect(try b.count() == 41)
+        // Both replicas name that state with one version, the store's sequence.
+        let (versionA, versionB) = (try a.version(), try b.version())
+        #expect(versionB != nil && versionA == versionB)
 
         // A killed with SIGKILL while batches stream in loses no acknowledged write, and
         // leaves no batch half written.

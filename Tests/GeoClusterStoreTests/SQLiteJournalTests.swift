@@ -29,6 +29,8 @@ import GeoClusterStore
         defer { try? journal.close() }
         let layer = try engine.liveLayer(named: "birds")
         #expect(layer.count == 6)
+        // The version is the store's: the seeding and three batches, kept across the restart.
+        #expect(layer.version == 4)
         #expect(layer.record(idKey: "b0-2") == nil)
         #expect(layer.record(idKey: "seed-0") == nil)
         #expect(layer.record(idKey: "new") == nil)
@@ -38,9 +40,11 @@ import GeoClusterStore
             return
         }
         #expect(count == 7)
-        // Writes go on from where they were.
-        _ = try engine.handle(StoreFixtures.insert(batch: 1, size: 2)).get()
+        // Writes go on from where they were, and so does the version.
+        let answer = try engine.handle(StoreFixtures.insert(batch: 1, size: 2)).get()
         #expect(try engine.liveLayer(named: "birds").count == 8)
+        let versionNow = try engine.liveLayer(named: "birds").version
+        #expect(answer["version"] == 5 && versionNow == 5)
     }
 
     @Test func readersSeeOnlyWholeBatchesWhileWritesAreCommitted() throws {
