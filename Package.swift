@@ -83,6 +83,7 @@ let package = Package(
                 // HTTPParserError, and the HTTP parts the protocol guard sees.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ],
             swiftSettings: strictSettings
         ),

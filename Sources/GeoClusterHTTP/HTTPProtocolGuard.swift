@@ -2,6 +2,7 @@ import Hummingbird
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 
 /// Answers, with the JSON error body, the requests that never reach a route.
 ///
@@ -41,6 +42,15 @@ final class HTTPProtocolGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var finished = false
     /// Hummingbird's own answer to a parse error, after a route's answer, is dropped.
     private var droppingWrites = false
+
+    /// Puts ``HTTP10Support`` in front of the translation to `HTTPTypes`, where request
+    /// and answer versions are still known.
+    func handlerAdded(context: ChannelHandlerContext) {
+        let pipeline = context.pipeline.syncOperations
+        if let codec = try? pipeline.context(handlerType: HTTP1ToHTTPServerCodec.self) {
+            try? pipeline.addHandler(HTTP10Support(), position: .before(codec.handler))
+        }
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !finished else { return }

@@ -88,4 +88,34 @@ struct HTTPFramingTests {
         #expect(get.status == 200)
         #expect(!get.answer.text.contains("HTTP/1.1"), "one answer only: \(get.answer.text)")
     }
+
+    /// HTTP/1.0 has no chunked coding and closes after each answer unless asked not to:
+    /// the server answers in HTTP/1.0 and closes, where it used to answer chunked and
+    /// keep the connection (a client reading to the end waited for the idle timeout).
+    @Test func http10ClientsGetHTTP10Answers() throws {
+        let server = try RawHTTP.Server(["--data", Self.dataDirectory, "--idle-timeout", "0"])
+        let healthz = try RawHTTP.exchange(port: server.port, "GET /healthz HTTP/1.0\r\n\r\n", seconds: 60)
+        #expect(healthz.status == 200 && healthz.text == #"{"status":"ok"}"#)
+        #expect(healthz.head.hasPrefix("http/1.0 200") && healthz.head.contains("connection: close"))
+
+        let body = Self.query + "\n" + Self.query + "\n"
+        let batch = try RawHTTP.exchange(port: server.port, "POST /v1/query HTTP/1.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
+                                         seconds: 60)
+        #expect(batch.status == 200 && batch.head.hasPrefix("http/1.0 200"))
+        #expect(!batch.head.contains("chunked"), "\(batch.head)")
+        #expect(batch.text.split(separator: "\n").count == 2, "\(batch.text.prefix(300))")
+
+        // Keep-alive, asked for, is kept where the answer has a length.
+        let connection = try LoopbackConnection(port: server.port, receiveTimeoutSeconds: 60)
+        let keepAlive = "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+        try connection.send(Array((keepAlive + keepAlive.replacingOccurrences(of: "keep-alive", with: "close")).utf8))
+        var received: [UInt8] = []
+        while true {
+            let more = try connection.receive()
+            if more.isEmpty { break }
+            received += more
+        }
+        let text = String(decoding: received, as: UTF8.self)
+        #expect(text.components(separatedBy: "HTTP/1.0 200").count == 3, "two answers on one connection: \(text)")
+    }
 }
