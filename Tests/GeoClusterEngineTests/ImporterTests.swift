@@ -108,6 +108,38 @@ struct ImporterTests {
         #expect(result.issues[1].description == #"line 5 (id "s3"): field "count" (column "n"): must be an integer >= 1, got "zero""#)
     }
 
+    /// Numbers are read as JSON writes them: a count of `1e3`, `1.0` or ` 3 `, or a
+    /// longitude with spaces around it, is an error naming its line, not a number.
+    @Test func numbersInCSVCellsAreReadStrictly() throws {
+        let text = """
+            id,lon,lat,species,count,observed_at
+            s1,126.9707,37.5547,Grus japonensis,3,2024-01-05T08:00:00Z
+            s2,126.9707,37.5547,Grus japonensis,1e3,2024-01-05T08:00:00Z
+            s3,126.9707,37.5547,Grus japonensis,1.0,2024-01-05T08:00:00Z
+            s4,126.9707,37.5547,Grus japonensis, 3 ,2024-01-05T08:00:00Z
+            s5, 127 ,37.5547,Grus japonensis,3,2024-01-05T08:00:00Z
+            s6,1.27e2,37.5547,Grus japonensis,+3,2024-01-05T08:00:00Z
+            """
+        let result = try Self.run(text, skipInvalid: true)
+        #expect(result.records.map(\.idKey) == ["s1"])
+        #expect(result.issues.map(\.location) == [.line(3), .line(4), .line(5), .line(6), .line(7)])
+        #expect(result.issues.map(\.field) == ["count", "count", "count", "lon", "count"])
+    }
+
+    /// A point outside its CRS's domain is an error naming its line: PROJ would wrap or
+    /// clamp it to somewhere else (EPSG:3857 x = y = 1e10 came out at [-168.47, 90]).
+    @Test func projectedPointsOutsideTheDomainAreErrors() throws {
+        let text = """
+            id,x,y,name,lines
+            ok,14134235.7,4516049.5,Seoul,KTX
+            far,10000000000,10000000000,Nowhere,KTX
+            """
+        let result = try Self.run(text, kind: .stations, crs: .webMercator, skipInvalid: true)
+        #expect(result.records.map(\.idKey) == ["ok"])
+        #expect(result.issues.map(\.location) == [.line(3)])
+        #expect(result.issues.first?.reason.contains("outside the domain of EPSG:3857") == true)
+    }
+
     @Test func skipInvalidKeepsTheValidRecords() throws {
         let text = """
             id,lon,lat,species,count,observed_at
@@ -170,6 +202,10 @@ struct ImporterTests {
         #expect(throws: EngineError.invalidLayerSource(
             path: "input", reason: "has \"type\": \"Feature\"; expected a GeoJSON FeatureCollection")) {
             try Self.run(#"{"type":"Feature","features":[]}"#, kind: .places, format: .geojson)
+        }
+        #expect(throws: EngineError.invalidLayerSource(
+            path: "input", reason: "has no \"type\"; expected a GeoJSON FeatureCollection (\"type\": \"FeatureCollection\")")) {
+            try Self.run(#"{"features":[]}"#, kind: .places, format: .geojson)
         }
         #expect(throws: EngineError.invalidLayerSource(path: "input", reason: "ends inside the document")) {
             try Self.run(#"{"type":"FeatureCollection","features":[{}"#, kind: .places, format: .geojson)

@@ -124,17 +124,23 @@ struct CSVLayout {
         return record
     }
 
+    /// A cell as the field's JSON value. Numbers are read strictly, as JSON writes them:
+    /// an integer field takes only digits after an optional `-` (`3`, not `3.0`, `1e3` or
+    /// `+3`), a number field JSON's number grammar (`-12.5e3`); no spaces around either.
+    /// Anything else stays text, which the record's validation then reports with its line.
     static func convert(_ cell: String, _ conversion: Conversion) -> JSONValue {
         switch conversion {
         case .text:
             return .string(cell)
-        case .integer, .number:
-            let text = cell.trimmingSpaces
-            if conversion == .integer, let integer = Int(text) { return .number(Double(integer)) }
-            if let number = Double(text), number.isFinite, text.allSatisfy({ "0123456789+-.eE".contains($0) }) {
-                return .number(number)
-            }
-            return .string(cell)
+        case .integer:
+            let digits = cell.hasPrefix("-") ? cell.utf8.dropFirst() : cell.utf8[...]
+            guard !digits.isEmpty, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                  let integer = Int(cell) else { return .string(cell) }
+            return .number(Double(integer))
+        case .number:
+            guard cell.utf8.allSatisfy({ "0123456789-.eE+".utf8.contains($0) }),
+                  case let .number(number)? = try? JSONValue.parse(cell), number.isFinite else { return .string(cell) }
+            return .number(number)
         case .lines:
             let lines = cell.split(separator: ";").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
             return .array(lines.map { .string($0) })

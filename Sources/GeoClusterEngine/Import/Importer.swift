@@ -303,13 +303,24 @@ private struct ImportRun {
         guard let y else { throw issue(fields.1, "is missing") }
         guard let easting = x.doubleValue else { throw issue(fields.0, "must be a number in \(crs), got \(x.jsonString)") }
         guard let northing = y.doubleValue else { throw issue(fields.1, "must be a number in \(crs), got \(y.jsonString)") }
+        let point: CRSPoint, back: CRSPoint
+        let fieldName = fields.0 == fields.1 ? fields.0 : "\(fields.0)/\(fields.1)"
         do {
-            let point = try transformer.transform(CRSPoint(x: easting, y: northing), from: crs, to: .wgs84)
-            return (Self.rounded(point.x), Self.rounded(point.y))
+            point = try transformer.transform(CRSPoint(x: easting, y: northing), from: crs, to: .wgs84)
+            back = try transformer.transform(point, from: .wgs84, to: crs)
         } catch {
-            throw issue(fields.0 == fields.1 ? fields.0 : "\(fields.0)/\(fields.1)",
-                        "cannot be converted from \(crs) to WGS 84: \(error.description)")
+            throw issue(fieldName, "cannot be converted from \(crs) to WGS 84: \(error.description)")
         }
+        // PROJ wraps longitudes and clamps latitudes of points outside a CRS's domain
+        // (EPSG:3857 x = y = 1e10 comes out at 90 degrees north): a point that does not
+        // come back to where it was is outside the domain, not somewhere else.
+        let tolerance = 1e-6 * max(1, abs(easting), abs(northing))
+        guard abs(back.x - easting) <= tolerance, abs(back.y - northing) <= tolerance else {
+            throw issue(fieldName, "(\(easting), \(northing)) is outside the domain of \(crs): it converts to "
+                            + "(\(Self.rounded(point.x)), \(Self.rounded(point.y))), which converts back to "
+                            + "(\(back.x), \(back.y))")
+        }
+        return (Self.rounded(point.x), Self.rounded(point.y))
     }
 
     /// Rounds to 1e-8 degrees, about 1.1 mm: finer than any survey, and short in JSON.

@@ -125,7 +125,10 @@ public struct FeatureCollectionSplitter {
             throw failure(mode == .beforeDocument ? "is empty" : "ends inside the document")
         }
         guard sawFeatures else { throw failure("has no \"features\" array; expected a GeoJSON FeatureCollection") }
-        if let type = otherMembers["type"], type != "FeatureCollection" {
+        guard let type = otherMembers["type"] else {
+            throw failure("has no \"type\"; expected a GeoJSON FeatureCollection (\"type\": \"FeatureCollection\")")
+        }
+        if type != "FeatureCollection" {
             throw failure("has \"type\": \(type.jsonString); expected a GeoJSON FeatureCollection")
         }
     }
