@@ -24,6 +24,22 @@ struct LineProtocolTests {
         #expect(answers.allSatisfy { $0["ok"] == true && $0["result"]?["points"] == 4 })
     }
 
+    /// The id comes back as the same JSON value, written anew (docs/PROTOCOL.md): strings
+    /// exactly, numbers in their shortest form as doubles.
+    @Test func idsAreEchoedAsTheSameValueWrittenAnew() throws {
+        let lineProtocol = LineProtocol(engine: try SampleLayer.engine())
+        var output: [UInt8] = []
+        for (i, id) in [#""9007199254740993""#, "9007199254740993", "1E5", "-0", "7.50", #"{"a": [1, "x"]}"#, "true"]
+            .enumerated() {
+            lineProtocol.respond(to: Array(#"{"id":\#(id),"op":"stats"}"#.utf8)[...], lineNumber: i + 1, into: &output)
+        }
+        // The id's text: what stands between `{"id":` and `,"ok":`.
+        let ids = output.split(separator: 0x0A).map { line in
+            String(decoding: line, as: UTF8.self).dropFirst(#"{"id":"#.count).components(separatedBy: #","ok":"#)[0]
+        }
+        #expect(ids == [#""9007199254740993""#, "9007199254740992", "100000", "0", "7.5", #"{"a":[1,"x"]}"#, "true"])
+    }
+
     @Test func badLinesGetAnErrorLineAndTheStreamGoesOn() throws {
         let lines = [
             #"{"id":1,"op":"stats"}"#,
