@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets and runs each for a bounded time (make fuzz).
+# Builds the libFuzzer targets and runs each for a bounded time (make fuzz), then checks
+# docs/openapi.yaml against the running server (Fuzz/schema-check.sh).
 #
 #   Fuzz/run.sh                  # each target for $FUZZ_SECONDS (default 60) seconds
 #   FUZZ_SECONDS=600 Fuzz/run.sh
+#   SCHEMA_EXAMPLES=100 Fuzz/run.sh   # more test cases per operation in the schema check
 #
 # The corpora start from the golden request files (Tests/GeoClusterEngineTests/Golden)
 # and grow in .build-fuzz/corpus/<target>. A crash, a trap, or an input that runs for more
 # than 10 s fails the run; libFuzzer saves the input under .build-fuzz/artifacts/ and
-# prints its path (replay it with `.build-fuzz/release/<target> <file>`).
+# prints its path (replay it with `.build-fuzz/release/<target> <file>`). A failure of the
+# schema check fails the run too; it uses the debug build .build/debug/geo-cluster,
+# built when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
@@ -50,4 +54,9 @@ for target in fuzz-lines fuzz-http; do
     grep -E '^stat::number_of_executed_units|^Done' "$scratch/$target.log" || true
   fi
 done
+
+echo "checking docs/openapi.yaml against the server"
+if ! bash Fuzz/schema-check.sh; then
+  status=1
+fi
 exit $status
