@@ -120,7 +120,8 @@ let package = Package(
 
         // What the test targets share: running the built executable as a subprocess.
         .target(name: "GeoClusterTestSupport", path: "Tests/GeoClusterTestSupport", swiftSettings: strictSettings),
-        .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
+        .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster", "GeoClusterTestSupport"],
+                    swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
         // Golden/ holds the protocol's request/response files, read from the source tree.
         .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoProjection", "GeoClusterTestSupport"],

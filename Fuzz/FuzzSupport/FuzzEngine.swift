@@ -31,13 +31,12 @@ public enum FuzzEngine {
                 ["id": 7, "lon": 129.0403, "lat": 35.1151, "name": "Busan", "lines": ["KTX", "SRT"]],
             ]))
             let points = try Layer(name: "pts", kind: .points, features: [
-                GeoJSON.pointFeature(coordinate: Coordinate(longitude: 126.9707, latitude: 37.5547),
-                                     properties: ["name": "Seoul Station"], id: "seoul"),
-                GeoJSON.pointFeature(coordinate: Coordinate(longitude: 126.9723, latitude: 37.5559),
-                                     properties: ["name": "Seoullo 7017"], id: "seoullo"),
-                GeoJSON.pointFeature(coordinate: Coordinate(longitude: 129.0403, latitude: 35.1151),
-                                     properties: ["name": "Busan Station"], id: "busan"),
-            ])
+                ("seoul", 126.9707, 37.5547, "Seoul Station"), ("seoullo", 126.9723, 37.5559, "Seoullo 7017"),
+                ("busan", 129.0403, 35.1151, "Busan Station"),
+            ].map { id, lon, lat, name in
+                GeoJSON.pointFeature(coordinate: Coordinate(longitude: lon, latitude: lat),
+                                     properties: ["name": .string(name)], id: .string(id))
+            })
             return try Engine(entries: [.live(LiveLayerStore(sightings)), .live(LiveLayerStore(places)),
                                         .live(LiveLayerStore(stations)), .radius(points)],
                               limits: Engine.Limits(maxFeaturesPerResponse: 1_000))

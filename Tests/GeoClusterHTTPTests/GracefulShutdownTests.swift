@@ -87,64 +87,6 @@ struct GracefulShutdownTests {
     }
 }
 
-/// A blocking TCP connection to a loopback port, with a small receive buffer.
-final class LoopbackConnection {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    private let socketDescriptor: Int32
-
-    /// A connection whose `receive` waits at most `receiveTimeoutSeconds` for a byte
-    /// (`nil`: as long as it takes) and then throws.
-    init(port: Int, receiveTimeoutSeconds: Int? = nil) throws {
-        socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var bufferBytes: Int32 = 16 << 10
-        setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
-        if let receiveTimeoutSeconds {
-            var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
-            setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            close(socketDescriptor)
-            throw Failure(description: "connect to port \(port): errno \(errno)")
-        }
-    }
-
-    deinit { close(socketDescriptor) }
-
-    func send(_ bytes: [UInt8]) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { Glibc.send(socketDescriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw Failure(description: "send: errno \(errno)") }
-            sent += count
-        }
-    }
-
-    /// The next bytes that arrive (at most `maxBytes`), empty once the peer has closed
-    /// the connection.
-    func receive(maxBytes: Int = 64 << 10) throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: maxBytes)
-        let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
-        guard count >= 0 else {
-            throw Failure(description: errno == EAGAIN || errno == EWOULDBLOCK
-                ? "nothing received before the receive timeout" : "recv: errno \(errno)")
-        }
-        return Array(buffer.prefix(count))
-    }
-}
-
 /// An HTTP/1.1 response with a chunked body, as received.
 struct HTTPResponseParts {
     let chunkedBody: [UInt8]

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCluster
+import GeoClusterTestSupport
 import Testing
 
 /// Requests that are not well-formed HTTP/1.1, sent as raw bytes to `geo-cluster serve`:
@@ -73,13 +74,7 @@ struct HTTPFramingTests {
         let pipelined = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Bad: \u{7F}\r\n\r\n"
         let connection = try LoopbackConnection(port: server.port, receiveTimeoutSeconds: 60)
         try connection.send(Array(pipelined.utf8))
-        var received: [UInt8] = []
-        while true {
-            let more = try connection.receive()
-            if more.isEmpty { break }
-            received += more
-        }
-        let text = String(decoding: received, as: UTF8.self)
+        let text = String(decoding: try connection.receiveToEnd(), as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 200"))
         #expect(text.components(separatedBy: "HTTP/1.1 ").count == 3, "two answers: \(text.prefix(600))")
         #expect(text.contains("HTTP/1.1 400") && text.contains("malformed_request"))
@@ -109,13 +104,7 @@ struct HTTPFramingTests {
         let connection = try LoopbackConnection(port: server.port, receiveTimeoutSeconds: 60)
         let keepAlive = "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
         try connection.send(Array((keepAlive + keepAlive.replacingOccurrences(of: "keep-alive", with: "close")).utf8))
-        var received: [UInt8] = []
-        while true {
-            let more = try connection.receive()
-            if more.isEmpty { break }
-            received += more
-        }
-        let text = String(decoding: received, as: UTF8.self)
+        let text = String(decoding: try connection.receiveToEnd(), as: UTF8.self)
         #expect(text.components(separatedBy: "HTTP/1.0 200").count == 3, "two answers on one connection: \(text)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GeoCluster
 import Synchronization
+import GeoClusterTestSupport
 import Testing
 
 /// Batches of whole-world answers may take the server's CPU, but not its light requests:

@@ -112,14 +112,11 @@ struct HostileNumberTests {
     /// The three radius-layer points the golden requests call `pts`, as a layer file.
     static func pointsLayerFile() throws -> URL {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pts-\(UUID().uuidString).geojson")
-        let features: [JSONValue] = [
-            GeoJSON.pointFeature(coordinate: Coordinate(longitude: 126.9707, latitude: 37.5547),
-                                 properties: ["name": "Seoul Station"], id: "seoul"),
-            GeoJSON.pointFeature(coordinate: Coordinate(longitude: 126.9723, latitude: 37.5559),
-                                 properties: ["name": "Seoullo 7017"], id: "seoullo"),
-            GeoJSON.pointFeature(coordinate: Coordinate(longitude: 129.0403, latitude: 35.1151),
-                                 properties: ["name": "Busan Station"], id: "busan"),
-        ]
+        let features = [("seoul", 126.9707, 37.5547, "Seoul Station"), ("seoullo", 126.9723, 37.5559, "Seoullo 7017"),
+                        ("busan", 129.0403, 35.1151, "Busan Station")].map { id, lon, lat, name in
+            GeoJSON.pointFeature(coordinate: Coordinate(longitude: lon, latitude: lat),
+                                 properties: ["name": .string(name)], id: .string(id))
+        }
         try GeoJSON.featureCollection(features).jsonString.write(to: file, atomically: true, encoding: .utf8)
         return file
     }

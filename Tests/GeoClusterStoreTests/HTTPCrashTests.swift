@@ -47,7 +47,7 @@ struct HTTPCrashTests {
 
         let seed = ProcessInfo.processInfo.environment["HTTP_CRASH_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 1...UInt64.max)
-        var random = HTTPCrashSupport.SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         print("HTTPCrashTests: seed \(seed) (set HTTP_CRASH_SEED to repeat the kill points)")
 
         let shared = HTTPCrashSupport.Shared()
@@ -163,19 +163,6 @@ struct HTTPCrashTests {
 /// What the crash test needs beside the store fixtures: its shared state, the server's
 /// log, and blocking loopback HTTP.
 private enum HTTPCrashSupport {
-    /// A small seeded generator, so a run's kill points can be repeated.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The writers' state, over all rounds.
     struct State {
         /// Batches whose 201 answer arrived whole (keys `r<round>b<batch>`).
@@ -262,7 +249,7 @@ private enum HTTPCrashSupport {
     /// One request on a connection of its own: the answer's status and body, once the
     /// whole answer (by its Content-Length or chunked framing) has arrived.
     static func exchange(port: Int, request: [UInt8]) throws -> (status: Int, body: [UInt8]) {
-        let connection = try Connection(port: port)
+        let connection = try LoopbackConnection(port: port, receiveTimeoutSeconds: 60)
         try connection.send(request)
         var received: [UInt8] = []
         while true {
@@ -323,58 +310,6 @@ private enum HTTPCrashSupport {
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
-    }
-
-    /// A blocking TCP connection to a loopback port; sending and receiving each give up
-    /// after 60 s, so that a hung server fails the test instead of blocking it.
-    final class Connection {
-        private let descriptor: Int32
-
-        init(port: Int) throws {
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-            var timeout = timeval(tv_sec: 60, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let result = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard result == 0 else {
-                let error = errno
-                close(descriptor)
-                throw Failure(description: "connect to port \(port): errno \(error)")
-            }
-        }
-
-        deinit { close(descriptor) }
-
-        func send(_ bytes: [UInt8]) throws {
-            var sent = 0
-            while sent < bytes.count {
-                let count = bytes[sent...].withUnsafeBytes {
-                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                }
-                guard count > 0 else { throw Failure(description: "send: errno \(errno)") }
-                sent += count
-            }
-        }
-
-        /// The next bytes that arrive, empty once the peer has closed the connection.
-        func receive() throws -> [UInt8] {
-            var buffer = [UInt8](repeating: 0, count: 64 << 10)
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count >= 0 else {
-                throw Failure(description: errno == EAGAIN || errno == EWOULDBLOCK
-                    ? "nothing received within 60 s" : "recv: errno \(errno)")
-            }
-            return Array(buffer.prefix(count))
-        }
     }
 
     /// The server's stderr, read to its end on a thread of its own (so that the server

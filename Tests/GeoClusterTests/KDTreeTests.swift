@@ -1,3 +1,4 @@
+import GeoClusterTestSupport
 import Testing
 @testable import GeoCluster
 

@@ -1,11 +1,11 @@
 /// SplitMix64: a tiny deterministic generator so that every randomised test replays
 /// exactly from its seed.
-struct SeededRandom: RandomNumberGenerator {
+public struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -13,6 +13,6 @@ struct SeededRandom: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 
-    mutating func unit() -> Double { Double.random(in: 0..<1, using: &self) }
-    mutating func between(_ low: Double, _ high: Double) -> Double { Double.random(in: low...high, using: &self) }
+    public mutating func unit() -> Double { Double.random(in: 0..<1, using: &self) }
+    public mutating func between(_ low: Double, _ high: Double) -> Double { Double.random(in: low...high, using: &self) }
 }
