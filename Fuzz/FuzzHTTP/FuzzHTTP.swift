@@ -42,17 +42,18 @@ private struct DiscardingWriter: ResponseBodyWriter {
 
 /// libFuzzer's entry point for the HTTP transport: the input is raw bytes on one
 /// connection. They go through NIO's HTTP/1 decoder and the server's own connection
-/// handlers (``GeoClusterAPI/connectionHandlers()``), and every request that comes out
+/// handlers (``GeoClusterAPI/connectionHandlers(limits:)``), and every request that comes out
 /// whole is answered by the router (every route, the error translation, the batch route
 /// over a fresh engine), its body read to the end.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let api = GeoClusterAPI(engine: FuzzEngine.make(), maxBatchAnswerBytes: 1 << 22)
     let channel = EmbeddedChannel()
     let collector = RequestCollector()
     do {
         try channel.pipeline.syncOperations.addHandlers(
             [HTTPResponseEncoder(), ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)),
-             HTTP1ToHTTPServerCodec(secure: false)] + GeoClusterAPI.connectionHandlers() + [collector])
+             HTTP1ToHTTPServerCodec(secure: false)] + api.connectionHandlers() + [collector])
     } catch {
         fatalError("the pipeline is built: \(error)")
     }
@@ -67,7 +68,7 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     _ = try? channel.finish()
     guard !requests.isEmpty else { return 0 }
 
-    let responder = GeoClusterAPI(engine: FuzzEngine.make(), maxBatchAnswerBytes: 1 << 22).makeRouter().buildResponder()
+    let responder = api.makeRouter().buildResponder()
     // A channel for the request contexts, used from the task's threads (so a thread-safe
     // one) and closed at the end: an open channel and its pipeline hold each other.
     let contextChannel = NIOAsyncTestingChannel()

@@ -342,22 +342,32 @@ public struct ServerLimits: Sendable {
     /// Connections served at once; beyond it the server stops accepting, and new
     /// connections wait in the listen backlog (256) until one closes. `nil` is no limit.
     public var maxConnections: Int?
+    /// A connection whose client takes nothing of its answer for this long is closed
+    /// (``WriteTimeout``). `nil` waits for ever.
+    public var writeTimeoutSeconds: Int?
 
     public static let defaultIdleTimeoutSeconds = 60
     public static let defaultMaxConnections = 1_000
+    public static let defaultWriteTimeoutSeconds = 30
 
-    public init(idleTimeoutSeconds: Int? = defaultIdleTimeoutSeconds, maxConnections: Int? = defaultMaxConnections) {
+    public init(idleTimeoutSeconds: Int? = defaultIdleTimeoutSeconds, maxConnections: Int? = defaultMaxConnections,
+                writeTimeoutSeconds: Int? = defaultWriteTimeoutSeconds) {
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.maxConnections = maxConnections
+        self.writeTimeoutSeconds = writeTimeoutSeconds
     }
 }
 
 extension GeoClusterAPI {
     /// The handlers of our own in each connection's pipeline, between NIO's HTTP/1 codec
-    /// and Hummingbird's connection handler (``FlushBeforeClose``, ``HTTPProtocolGuard``);
-    /// new ones for each connection.
-    public static func connectionHandlers() -> [any RemovableChannelHandler] {
-        [FlushBeforeClose(), HTTPProtocolGuard()]
+    /// and Hummingbird's connection handler (``WriteTimeout``, ``FlushBeforeClose``,
+    /// ``HTTPProtocolGuard``); new ones for each connection.
+    public func connectionHandlers(limits: ServerLimits = ServerLimits()) -> [any RemovableChannelHandler] {
+        var handlers: [any RemovableChannelHandler] = []
+        if let seconds = limits.writeTimeoutSeconds {
+            handlers.append(WriteTimeout(timeout: .seconds(Int64(seconds))) { [metrics] in metrics.countWriteTimeout() })
+        }
+        return handlers + [FlushBeforeClose(), HTTPProtocolGuard()]
     }
 
     /// The HTTP/1.1 server for these routes, bound to `host`:`port` (0 picks a free port).
@@ -371,7 +381,7 @@ extension GeoClusterAPI {
         return Application(
             router: makeRouter(),
             server: .http1(configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: Self.connectionHandlers(),
+                additionalChannelHandlers: connectionHandlers(limits: limits),
                 idleTimeout: limits.idleTimeoutSeconds.map { .seconds(Int64($0)) })),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "geo-cluster",

@@ -18,6 +18,8 @@ public final class RequestMetrics: Sendable {
     static let unmatchedRoute = "unmatched"
 
     private let routes: [String]
+    /// Connections closed because their client took nothing of an answer for the write timeout.
+    private let writeTimeouts = Atomic<UInt64>(0)
     private let slotByRoute: [String: Int]
     private let slots: [Slot]
 
@@ -44,6 +46,11 @@ public final class RequestMetrics: Sendable {
         self.routes = unique
         self.slotByRoute = Dictionary(uniqueKeysWithValues: unique.enumerated().map { ($1, $0) })
         self.slots = unique.map { _ in Slot() }
+    }
+
+    /// Counts one connection closed by ``WriteTimeout``.
+    func countWriteTimeout() {
+        writeTimeouts.add(1, ordering: .relaxed)
     }
 
     /// Counts one answered request.
@@ -94,6 +101,9 @@ public final class RequestMetrics: Sendable {
             out += "geocluster_http_request_duration_seconds_sum{\(label)} \(Self.format(counts.sumSeconds))\n"
             out += "geocluster_http_request_duration_seconds_count{\(label)} \(counts.count)\n"
         }
+        out += "# HELP geocluster_http_write_timeouts_total Connections closed because their client took nothing of an answer for the write timeout.\n"
+        out += "# TYPE geocluster_http_write_timeouts_total counter\n"
+        out += "geocluster_http_write_timeouts_total \(writeTimeouts.load(ordering: .relaxed))\n"
         out += "# HELP geocluster_layers Layers loaded.\n"
         out += "# TYPE geocluster_layers gauge\n"
         out += "geocluster_layers \(engine.layerCount)\n"

@@ -45,6 +45,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most connections served at once; 0 for no limit. Beyond it new connections wait in the backlog.")
     var maxConnections = ServerLimits.defaultMaxConnections
 
+    @Option(help: "Seconds a client may take nothing of an answer before its connection is closed; 0 for never.")
+    var writeTimeout = ServerLimits.defaultWriteTimeoutSeconds
+
     @Option(help: "Largest accepted POST /v1/query body, in bytes.")
     var maxQueryBodyBytes = GeoClusterAPI.defaultMaxQueryBodyBytes
 
@@ -63,7 +66,8 @@ struct Serve: AsyncParsableCommand {
         }
         _ = try resolvedPort()
         for (name, value) in [("--cache-max-age", cacheMaxAge), ("--idle-timeout", idleTimeout),
-                              ("--max-connections", maxConnections), ("--max-batch-answer-bytes", maxBatchAnswerBytes)]
+                              ("--max-connections", maxConnections), ("--max-batch-answer-bytes", maxBatchAnswerBytes),
+                              ("--write-timeout", writeTimeout)]
             where value < 0 {
             throw ValidationError("\(name) \(value): expected 0 or more")
         }
@@ -113,7 +117,8 @@ struct Serve: AsyncParsableCommand {
                                 allowedOrigins: origins,
                                 notReadyReason: { [feed] in feed?.notReadyReason })
         let limits = ServerLimits(idleTimeoutSeconds: idleTimeout > 0 ? idleTimeout : nil,
-                                  maxConnections: maxConnections > 0 ? maxConnections : nil)
+                                  maxConnections: maxConnections > 0 ? maxConnections : nil,
+                                  writeTimeoutSeconds: writeTimeout > 0 ? writeTimeout : nil)
         let application = api.makeApplication(host: host, port: port, limits: limits, logger: logger)
         let services = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
