@@ -11,6 +11,7 @@ extension Engine {
         do {
             try transformers.transform(&points, from: source, to: target)
         } catch {
+            if case .fileAccessRefused = error { refusedPROJFileCount.add(1, ordering: .relaxed) }
             throw .projection(error, field: Self.field(of: error, from: source, to: target))
         }
         var pairs: [JSONValue] = []

@@ -1,5 +1,6 @@
 import GeoCluster
 import GeoProjection
+import Synchronization
 
 /// A loaded layer: built once with the radius algorithm (supercluster-compatible,
 /// read-only), or live (typed records, writes, filters and aggregates).
@@ -71,6 +72,10 @@ public final class Engine: Sendable {
     public let limits: Limits
     /// PROJ transformers for `project`, reused across requests (see `Engine+Project.swift`).
     public let transformers = TransformerPool()
+    /// `project` requests refused because PROJ was asked for a file it may not read (a
+    /// PROJ string naming `/dev/stdin`, `/etc/passwd`), for `/metrics`.
+    public var refusedPROJFiles: UInt64 { refusedPROJFileCount.load(ordering: .relaxed) }
+    let refusedPROJFileCount = Atomic<UInt64>(0)
     /// Walking networks by name, for `reachable` with `"travel":"network"` (see
     /// `Engine+Reachable.swift`).
     public let networks: [String: WalkingNetwork]

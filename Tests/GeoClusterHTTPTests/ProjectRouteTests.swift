@@ -27,6 +27,22 @@ struct ProjectRouteTests {
         }
     }
 
+    /// A PROJ string naming a file PROJ may not read is a 400 that names the file, and
+    /// `/metrics` counts it.
+    @Test func projStringsNamingFilesAreRefusedAndCounted() async throws {
+        try await withAPI { client in
+            for file in ["/dev/stdin", "/etc/passwd"] {
+                let response = try await client.get(
+                    "/v1/project?from=4326&to=%2Bproj%3Dlonglat+%2Bellps%3DGRS80+%2Bnadgrids%3D\(file)&coordinates=126.97,37.55")
+                #expect(response.status == .badRequest)
+                #expect(try response.json["error"]?["code"] == "proj_file_refused")
+                #expect(try response.json["error"]?["message"]?.stringValue?.contains(file) == true)
+            }
+            let metrics = try await client.get("/metrics").text
+            #expect(metrics.contains("\ngeocluster_proj_files_refused_total 2\n"))
+        }
+    }
+
     /// A PROJ string needs its `+` written as `%2B`: in a query string `+` is a space.
     @Test func projStringsArePercentEncoded() async throws {
         try await withAPI { client in
