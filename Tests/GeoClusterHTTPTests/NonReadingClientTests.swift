@@ -54,8 +54,8 @@ struct NonReadingClientTests {
         }
         print("server RSS before \(before >> 20) MB, after each wave of \(clients) stalled clients \(resident.map { $0 >> 20 }) MB")
         // What a closed connection held is reused: the second wave adds little to the first
-        // (each held about 12 MB; 20 kept would add 240 MB).
-        #expect(resident[1] < resident[0] + (100 << 20), "RSS \(resident.map { $0 >> 20 }) MB")
+        // (each held about 12 MB; 20 kept would add 240 MB; measured 29 to 73 MB).
+        #expect(resident[1] < resident[0] + (150 << 20), "RSS \(resident.map { $0 >> 20 }) MB")
         // Each stalled client finds its connection closed after the part it could take.
         for connection in connections.prefix(3) {
             _ = try? connection.receiveToEnd()
