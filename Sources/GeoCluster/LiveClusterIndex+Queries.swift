@@ -45,7 +45,14 @@ extension LiveClusterIndex {
     /// The items one zoom deeper that a cluster splits into: clusters formed from the
     /// cluster's own cells, and single points. Their counts add up to the cluster's.
     public func children(of clusterID: Int, filter: LiveFilter = .all) throws(GeoClusterError) -> LiveAnswer {
-        let address = try decode(clusterID)
+        let answer = formChildren(of: try checked(clusterID, filter: filter), filter: filter)
+        guard !answer.features.isEmpty else { throw .unknownCluster(id: clusterID) }
+        return answer
+    }
+
+    /// The children of a cluster address, formed without checking that the address is a
+    /// cluster's.
+    func formChildren(of address: ClusterAddress, filter: LiveFilter) -> LiveAnswer {
         var answer = LiveAnswer(features: [], summaries: [])
         if address.zoom == options.maxZoom {
             for member in address.members {
@@ -67,7 +74,6 @@ extension LiveClusterIndex {
             }
             append(items, within: nil, into: &answer)
         }
-        guard !answer.features.isEmpty else { throw .unknownCluster(id: clusterID) }
         return answer
     }
 
@@ -77,7 +83,7 @@ extension LiveClusterIndex {
                        filter: LiveFilter = .all) throws(GeoClusterError) -> LeavesPage {
         guard limit >= 0 else { throw .invalidPagination(reason: "limit must not be negative, got \(limit)") }
         guard offset >= 0 else { throw .invalidPagination(reason: "offset must not be negative, got \(offset)") }
-        let address = try decode(clusterID)
+        let address = try checked(clusterID, filter: filter)
         var total = 0
         var skip = offset
         var page: [Int] = []
@@ -104,13 +110,11 @@ extension LiveClusterIndex {
 
     /// The zoom at which a cluster first shows as more than one item.
     public func expansionZoom(of clusterID: Int, filter: LiveFilter = .all) throws(GeoClusterError) -> Int {
-        var id = clusterID
-        var zoom = try decode(id).zoom
-        while zoom < options.maxZoom {
-            let next = try children(of: id, filter: filter).features
-            guard next.count == 1, let childID = next[0].clusterID else { return zoom + 1 }
-            id = childID
-            zoom += 1
+        var address = try checked(clusterID, filter: filter)
+        while address.zoom < options.maxZoom {
+            let next = formChildren(of: address, filter: filter).features
+            guard next.count == 1, let childID = next[0].clusterID else { return address.zoom + 1 }
+            address = try decode(childID)
         }
         return options.maxZoom + 1
     }
@@ -173,6 +177,66 @@ extension LiveClusterIndex {
             members.append((UInt32(nx), UInt32(ny)))
         }
         return ClusterAddress(zoom: zoom, level: level, members: members)
+    }
+
+    /// The address of a cluster id that an answer under `filter` gives at the index's
+    /// current state, or `unknown_cluster`.
+    ///
+    /// A cluster comes either from a block's groups at its zoom (`clusters`, tiles) or from
+    /// the children of a cluster one zoom up, which are formed from that cluster's cells
+    /// only and so may differ from the block's groups. Walking up from the id's first
+    /// cell, each zoom `z0` is tried as the start of a chain: the block cluster at `z0`
+    /// that holds the cell's ancestor, then, zoom by zoom, its child that holds the next
+    /// ancestor. The id is a cluster's when a chain arrives at it. Chains that meet follow
+    /// the same path from there, so each cluster is followed once: at most one block
+    /// formation and a few dozen child formations of up to 9 cells each. An id from an
+    /// older version answers while the same cells still form the same cluster; the
+    /// counts and positions are those of the current points.
+    func checked(_ id: Int, filter: LiveFilter) throws(GeoClusterError) -> ClusterAddress {
+        let address = try decode(id)
+        let (cx, cy) = address.members[0]
+        var followed = Set<Int>()
+        for start in stride(from: address.zoom, through: options.minZoom, by: -1) {
+            let up = UInt32(address.zoom - start)
+            guard var current = blockCluster(holding: (cx >> up, cy >> up), zoom: start, filter: filter) else { continue }
+            var zoom = start
+            while zoom < address.zoom, followed.insert(current).inserted {
+                let shift = UInt32(address.zoom - zoom - 1)
+                let children = formChildren(of: try decode(current), filter: filter).features
+                guard let next = cluster(holding: (cx >> shift, cy >> shift), among: children) else { break }
+                current = next
+                zoom += 1
+            }
+            if current == id { return address }
+        }
+        throw .unknownCluster(id: id)
+    }
+
+    /// The id of the cluster that holds a cell among `features`, if any.
+    private func cluster(holding cell: (x: UInt32, y: UInt32), among features: [ClusterFeature]) -> Int? {
+        for feature in features {
+            guard let id = feature.clusterID, let address = try? decode(id) else { continue }
+            if address.members.contains(where: { $0.x == cell.x && $0.y == cell.y }) { return id }
+        }
+        return nil
+    }
+
+    /// The id of the cluster of a block's groups at `zoom` that holds a cell, if any:
+    /// the cluster a `clusters` answer or a tile shows there.
+    private func blockCluster(holding cell: (x: UInt32, y: UInt32), zoom: Int, filter: LiveFilter) -> Int? {
+        let level = zoom + options.levelShift
+        let blockLevel = max(0, level - Self.blockShift)
+        let shift = UInt32(level - blockLevel)
+        let side = Double(UInt64(1) << UInt64(blockLevel))
+        let bx = Double(cell.x >> shift), by = Double(cell.y >> shift)
+        // A group's position is the mean of its points, all inside its block, and a point
+        // on the block's east or south edge is in the next block: so the rect ends just
+        // short of those edges and meets this block only.
+        let rect = UnitRect(minX: bx / side, minY: by / side,
+                            maxX: ((bx + 1) / side).nextDown, maxY: ((by + 1) / side).nextDown)
+        var answer = LiveAnswer(features: [], summaries: [])
+        appendClusters(in: rect, zoom: zoom, filter: filter, into: &answer)
+        return cluster(holding: cell, among: answer.features)
     }
 
     func clampedZoom(_ zoom: Double) throws(GeoClusterError) -> Int {
