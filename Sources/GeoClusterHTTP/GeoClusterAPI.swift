@@ -340,7 +340,9 @@ public struct ServerLimits: Sendable {
     /// when a whole head has been parsed). `nil` keeps connections open indefinitely.
     public var idleTimeoutSeconds: Int?
     /// Connections served at once; beyond it the server stops accepting, and new
-    /// connections wait in the listen backlog (256) until one closes. `nil` is no limit.
+    /// connections wait in the listen backlog (256) until one closes. From nine tenths
+    /// of it on, each new connection closes the longest idle one (``IdleConnections``),
+    /// so idle sockets cannot keep others out. `nil` is no limit.
     public var maxConnections: Int?
     /// A connection whose client takes nothing of its answer for this long is closed
     /// (``WriteTimeout``). `nil` waits for ever.
@@ -378,10 +380,11 @@ extension GeoClusterAPI {
         let layers = engine.layerCount
         let points = pointCount
         let urlHost = host.contains(":") ? "[\(host)]" : host
+        let idle = limits.maxConnections.map { IdleConnections(maxConnections: $0, metrics: metrics) }
         return Application(
             router: makeRouter(),
             server: .http1(configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: connectionHandlers(limits: limits),
+                additionalChannelHandlers: connectionHandlers(limits: limits) + (idle.map { [$0.tracker()] } ?? []),
                 idleTimeout: limits.idleTimeoutSeconds.map { .seconds(Int64($0)) })),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "geo-cluster",

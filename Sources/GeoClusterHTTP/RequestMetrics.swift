@@ -20,6 +20,10 @@ public final class RequestMetrics: Sendable {
     private let routes: [String]
     /// Connections closed because their client took nothing of an answer for the write timeout.
     private let writeTimeouts = Atomic<UInt64>(0)
+    /// Idle connections closed to make room for new ones (``IdleConnections``).
+    private let shedConnections = Atomic<UInt64>(0)
+    /// Connections open now.
+    private let openConnections = Atomic<Int>(0)
     private let slotByRoute: [String: Int]
     private let slots: [Slot]
 
@@ -51,6 +55,16 @@ public final class RequestMetrics: Sendable {
     /// Counts one connection closed by ``WriteTimeout``.
     func countWriteTimeout() {
         writeTimeouts.add(1, ordering: .relaxed)
+    }
+
+    /// Counts one idle connection closed by ``IdleConnections``.
+    func countShedConnection() {
+        shedConnections.add(1, ordering: .relaxed)
+    }
+
+    /// Counts a connection opening (`+1`) or closing (`-1`).
+    func countOpenConnections(_ change: Int) {
+        openConnections.add(change, ordering: .relaxed)
     }
 
     /// Counts one answered request.
@@ -104,6 +118,12 @@ public final class RequestMetrics: Sendable {
         out += "# HELP geocluster_http_write_timeouts_total Connections closed because their client took nothing of an answer for the write timeout.\n"
         out += "# TYPE geocluster_http_write_timeouts_total counter\n"
         out += "geocluster_http_write_timeouts_total \(writeTimeouts.load(ordering: .relaxed))\n"
+        out += "# HELP geocluster_http_connections_shed_total Idle connections closed to keep room for new ones near --max-connections.\n"
+        out += "# TYPE geocluster_http_connections_shed_total counter\n"
+        out += "geocluster_http_connections_shed_total \(shedConnections.load(ordering: .relaxed))\n"
+        out += "# HELP geocluster_http_connections_open Connections open now.\n"
+        out += "# TYPE geocluster_http_connections_open gauge\n"
+        out += "geocluster_http_connections_open \(openConnections.load(ordering: .relaxed))\n"
         out += "# HELP geocluster_proj_files_refused_total project requests refused because their CRS named a file PROJ may not read.\n"
         out += "# TYPE geocluster_proj_files_refused_total counter\n"
         out += "geocluster_proj_files_refused_total \(engine.refusedPROJFiles)\n"

@@ -42,7 +42,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds before an idle connection is closed; 0 for never.")
     var idleTimeout = ServerLimits.defaultIdleTimeoutSeconds
 
-    @Option(help: "Most connections served at once; 0 for no limit. Beyond it new connections wait in the backlog.")
+    @Option(help: "Most connections served at once; 0 for no limit. From nine tenths of it, each new connection closes the longest idle one; beyond it new connections wait in the backlog.")
     var maxConnections = ServerLimits.defaultMaxConnections
 
     @Option(help: "Seconds a client may take nothing of an answer before its connection is closed; 0 for never.")
