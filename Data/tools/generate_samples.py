@@ -128,6 +128,17 @@ def write_geojson(path, features):
 
 # --------------------------------------------------------------------------- stations
 
+def minutes(text):
+    """A CSV number of minutes: None when empty, an int when whole."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    value = float(text)
+    if not (math.isfinite(value) and 0 <= value <= 120):
+        raise SystemExit("boarding_buffer_minutes %r is not within 0...120" % text)
+    return int(value) if value == int(value) else value
+
+
 def read_stations():
     stations = []
     with open(os.path.join(HERE, "stations.csv"), encoding="utf-8", newline="") as f:
@@ -142,6 +153,8 @@ def read_stations():
                 "operator": row["operator"],
                 "city": row["city"],
                 "accuracy": row["accuracy"],
+                "boarding_buffer_minutes": minutes(row.get("boarding_buffer_minutes")),
+                "former_name": (row.get("former_name") or "").strip(),
             })
     return stations
 
@@ -149,18 +162,21 @@ def read_stations():
 def station_features(stations):
     out = []
     for s in stations:
+        props = {"name": s["name"], "name_en": s["name_en"]}
+        if s["former_name"]:
+            props["former_name"] = s["former_name"]
+        props["lines"] = s["lines"]
+        props["operator"] = s["operator"]
+        props["city"] = s["city"]
+        props["position_accuracy"] = s["accuracy"]
+        # Left out when the CSV has none: the reachability default (10 minutes) applies.
+        if s["boarding_buffer_minutes"] is not None:
+            props["boarding_buffer_minutes"] = s["boarding_buffer_minutes"]
         out.append({
             "type": "Feature",
             "id": s["id"],
             "geometry": point(s["lon"], s["lat"]),
-            "properties": {
-                "name": s["name"],
-                "name_en": s["name_en"],
-                "lines": s["lines"],
-                "operator": s["operator"],
-                "city": s["city"],
-                "position_accuracy": s["accuracy"],
-            },
+            "properties": props,
         })
     return out
 
@@ -170,16 +186,17 @@ def station_features(stations):
 CATEGORY_KO = {
     "cafe": "카페", "restaurant": "식당", "attraction": "명소", "park": "공원",
     "market": "시장", "museum": "박물관", "viewpoint": "전망대", "shopping": "쇼핑",
-    "temple": "사찰", "beach": "해변",
+    "temple": "사찰", "beach": "해변", "convenience": "편의점",
 }
 CATEGORY_EN = {
     "cafe": "Cafe", "restaurant": "Restaurant", "attraction": "Attraction", "park": "Park",
     "market": "Market", "museum": "Museum", "viewpoint": "Viewpoint", "shopping": "Shop",
-    "temple": "Temple", "beach": "Beach",
+    "temple": "Temple", "beach": "Beach", "convenience": "Convenience Store",
 }
 DWELL = {
     "cafe": 30, "restaurant": 60, "attraction": 90, "park": 45, "market": 60,
     "museum": 90, "viewpoint": 20, "shopping": 45, "temple": 60, "beach": 60,
+    "convenience": 5,
 }
 # Generated dwell = DWELL * one of these factors, rounded to 5 minutes.
 DWELL_FACTORS = [0.67, 1.0, 1.0, 1.0, 1.0, 1.33]
@@ -331,6 +348,82 @@ def place_features(rng, stations_by_id):
                     "dwell_minutes": DWELL[cat],
                     "station_id": cfg["id"],
                     "source": "compiled",
+                },
+            })
+    return out
+
+
+# Short visits for a tight window (about 25 minutes before departure): per station of
+# PLACE_STATIONS, a cafe 30-120 m, a convenience store 30-150 m and a small park or
+# viewpoint 300-450 m from the station, each with a short dwell. Positions are fixed
+# (bearing in degrees, distance in metres from the station; no random draws, so the other
+# places do not move), on the town side of the station as the compiler remembers it.
+# Synthetic like the generated places: labels, not real businesses.
+# station id -> (Korean station name, English station name,
+#                [(category, label_ko, label_en, bearing, distance_m, dwell_minutes)])
+SHORT_VISIT_RANGES_M = {"cafe": (30, 120), "convenience": (30, 150),
+                        "park": (300, 450), "viewpoint": (300, 450)}
+SHORT_VISITS = {
+    "seoul": ("서울역", "Seoul", [
+        ("cafe", "카페", "Cafe", 80, 70, 10),
+        ("convenience", "편의점", "Convenience Store", 110, 45, 5),
+        ("park", "소공원", "Pocket Park", 20, 380, 10)]),
+    "busan": ("부산역", "Busan", [
+        ("cafe", "카페", "Cafe", 250, 60, 10),
+        ("convenience", "편의점", "Convenience Store", 290, 40, 5),
+        ("viewpoint", "전망대", "Viewpoint", 300, 400, 10)]),
+    "daejeon": ("대전역", "Daejeon", [
+        ("cafe", "카페", "Cafe", 260, 80, 10),
+        ("convenience", "편의점", "Convenience Store", 300, 50, 5),
+        ("park", "소공원", "Pocket Park", 230, 350, 10)]),
+    "gangneung": ("강릉역", "Gangneung", [
+        ("cafe", "카페", "Cafe", 220, 70, 10),
+        ("convenience", "편의점", "Convenience Store", 250, 50, 5),
+        ("park", "소공원", "Pocket Park", 200, 400, 10)]),
+    "jeonju": ("전주역", "Jeonju", [
+        ("cafe", "카페", "Cafe", 220, 70, 10),
+        ("convenience", "편의점", "Convenience Store", 200, 45, 5),
+        ("park", "소공원", "Pocket Park", 240, 380, 10)]),
+    "singyeongju": ("경주역", "Gyeongju", [
+        ("cafe", "카페", "Cafe", 90, 60, 10),
+        ("convenience", "편의점", "Convenience Store", 120, 40, 5),
+        ("park", "소공원", "Pocket Park", 60, 400, 10)]),
+    "suncheon": ("순천역", "Suncheon", [
+        ("cafe", "카페", "Cafe", 290, 70, 10),
+        ("convenience", "편의점", "Convenience Store", 320, 50, 5),
+        ("park", "소공원", "Pocket Park", 300, 380, 10)]),
+    "yeosu-expo": ("여수엑스포역", "Yeosu-EXPO", [
+        ("cafe", "카페", "Cafe", 200, 60, 10),
+        ("convenience", "편의점", "Convenience Store", 240, 40, 5),
+        ("viewpoint", "전망대", "Viewpoint", 80, 420, 10)]),
+}
+
+
+def short_visit_features(stations_by_id):
+    """The short-visit places, ids STATION-s01 onward, in the order of PLACE_STATIONS."""
+    out = []
+    for cfg in PLACE_STATIONS:
+        station_ko, station_en, visits = SHORT_VISITS[cfg["id"]]
+        st = stations_by_id[cfg["id"]]
+        for n, (cat, label_ko, label_en, bearing, dist, dwell) in enumerate(visits, start=1):
+            lon, lat = destination(st["lon"], st["lat"], bearing, dist)
+            d = haversine_m(st["lon"], st["lat"], r6(lon), r6(lat))
+            lo, hi = SHORT_VISIT_RANGES_M[cat]
+            if not (lo <= d <= hi):
+                raise SystemExit("short visit %s-s%02d is %.0f m from its station" % (cfg["id"], n, d))
+            if any(in_polygon(lon, lat, poly) for poly in cfg["water"]):
+                raise SystemExit("short visit %s-s%02d falls into water" % (cfg["id"], n))
+            out.append({
+                "type": "Feature",
+                "id": "%s-s%02d" % (cfg["id"], n),
+                "geometry": point(lon, lat),
+                "properties": {
+                    "name": "%s %s" % (station_ko, label_ko),
+                    "name_en": "%s (%s Station)" % (label_en, station_en),
+                    "category": cat,
+                    "dwell_minutes": dwell,
+                    "station_id": cfg["id"],
+                    "source": "generated",
                 },
             })
     return out
@@ -654,13 +747,16 @@ def manifest():
          "attribution": "geo-cluster sample data"},
         {"name": "places", "kind": "places", "file": "places.geojson",
          "description": "Synthetic places 0.2-4 km around eight stations, plus a few real "
-                        "landmarks (source \"compiled\"); for reachability demos.",
+                        "landmarks (source \"compiled\") and a cafe, a convenience store and a "
+                        "small park or viewpoint 40-420 m from each of the eight stations for "
+                        "short waits; for reachability demos.",
          "license": "CC0-1.0",
          "attribution": "geo-cluster sample data"},
         {"name": "stations", "kind": "stations", "file": "stations.geojson",
          "description": "Main Korean intercity railway stations (KTX, SRT, KTX-Eum and major "
-                        "Korail hubs), compiled by hand; positions approximate, see "
-                        "position_accuracy.",
+                        "Korail hubs), compiled by hand; positions approximate (checked within "
+                        "500 m of a reference list), see position_accuracy; "
+                        "boarding_buffer_minutes by station size.",
          "license": "CC0-1.0",
          "attribution": "geo-cluster sample data"},
         {"name": "kr_cities", "kind": "places", "file": "kr_cities.geojson",
@@ -706,8 +802,9 @@ def main():
     write_geojson(os.path.join(args.out, "stations.geojson"), station_features(stations))
 
     # Independent streams so that changing one layer does not reshuffle the others.
+    # The short-visit places come last, so the others keep their order and bytes.
     write_geojson(os.path.join(args.out, "places.geojson"),
-                  place_features(Rng(SEED + 1), by_id))
+                  place_features(Rng(SEED + 1), by_id) + short_visit_features(by_id))
     write_geojson(os.path.join(args.out, "sightings.geojson"), sighting_features(Rng(SEED + 2)))
 
     with open(os.path.join(args.out, "layers.json"), "w", encoding="utf-8", newline="\n") as f:
