@@ -92,7 +92,11 @@ include-operation-id = "nearby"
 parameters = { "path.layer" = "places" }
 
 [[operations]]
-include-operation-id-regex = "^(insertPoints|upsertPoints|upsertPoint|deletePoints|deletePoint)$"
+include-operation-id = "stations"
+parameters = { "query.stations_layer" = "stations" }
+
+[[operations]]
+include-operation-id-regex = "^(insertPoints|upsertPoints|upsertPoint|deletePoints|deletePoint|getPoint)$"
 parameters = { "path.layer" = "places" }
 EOF
 

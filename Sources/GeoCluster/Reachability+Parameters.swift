@@ -104,9 +104,11 @@ public struct ReachabilityParameters: Sendable, Hashable {
         self.tightRemainingMinutes = tightRemainingMinutes
     }
 
-    /// Typical visit lengths in minutes: a coffee, a meal, a sight, a walk in a park.
+    /// Typical visit lengths in minutes: a coffee, a meal, a sight, a walk in a park, a
+    /// drink from a convenience store.
     public static let defaultDwellMinutesByCategory: [String: Double] = [
         "cafe": 30,
+        "convenience": 5,
         "restaurant": 60,
         "attraction": 90,
         "park": 45,

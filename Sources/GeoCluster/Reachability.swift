@@ -87,7 +87,8 @@ public enum Reachability {
         candidates: [ReachabilityCandidate],
         parameters: ReachabilityParameters = ReachabilityParameters(),
         travel: ReachabilityTravelModel = .straightLine(),
-        order: ReachabilitySortOrder = .slack
+        order: ReachabilitySortOrder = .slack,
+        language: ReachabilityLanguage = .english
     ) throws(GeoClusterError) -> ReachabilityAnswer {
         guard remainingMinutes.isFinite else {
             throw .invalidRemainingTime(minutes: remainingMinutes, reason: "is not a finite number")
@@ -115,22 +116,16 @@ public enum Reachability {
         var answer = ReachabilityAnswer(
             status: .ok, reason: "", remainingMinutes: remainingMinutes,
             searchRadiusMeters: radius, reachable: [], unreachable: [])
-        let remaining = formatMinutes(remainingMinutes)
         if remainingMinutes <= parameters.minimumRemainingMinutes {
             answer.status = .tooLittleTime
-            answer.reason = "\(remaining) minutes remain; exploring needs more than "
-                + "\(formatMinutes(parameters.minimumRemainingMinutes)), so no places are listed"
-            return answer
-        }
-        if remainingMinutes <= parameters.tightRemainingMinutes {
+        } else if remainingMinutes <= parameters.tightRemainingMinutes {
             answer.status = .tight
-            answer.reason = "\(remaining) minutes remain, \(formatMinutes(parameters.tightRemainingMinutes)) "
-                + "or fewer: time is tight, so keep to the places with the most slack"
         } else {
             answer.status = .ok
-            answer.reason = "\(remaining) minutes remain, more than "
-                + "\(formatMinutes(parameters.tightRemainingMinutes)): enough to explore"
         }
+        answer.reason = reason(answer.status, remainingMinutes: remainingMinutes, parameters: parameters,
+                               language: language)
+        if answer.status == .tooLittleTime { return answer }
 
         var visit = Visit(remainingMinutes: remainingMinutes, parameters: parameters)
         switch travel {
@@ -164,6 +159,29 @@ public enum Reachability {
         answer.reachable = visit.reachable
         answer.unreachable = visit.unreachable
         return answer
+    }
+
+    /// The sentence that says why an answer has its status, with the numbers of its
+    /// fields: the remaining minutes and the thresholds they were compared with.
+    public static func reason(_ status: ReachabilityAnswer.Status, remainingMinutes: Double,
+                              parameters: ReachabilityParameters, language: ReachabilityLanguage) -> String {
+        let remaining = formatMinutes(remainingMinutes)
+        let minimum = formatMinutes(parameters.minimumRemainingMinutes)
+        let tight = formatMinutes(parameters.tightRemainingMinutes)
+        switch (status, language) {
+        case (.tooLittleTime, .english):
+            return "\(remaining) minutes remain; exploring needs more than \(minimum), so no places are listed"
+        case (.tight, .english):
+            return "\(remaining) minutes remain, \(tight) or fewer: time is tight, so keep to the places with the most slack"
+        case (.ok, .english):
+            return "\(remaining) minutes remain, more than \(tight): enough to explore"
+        case (.tooLittleTime, .korean):
+            return "출발까지 \(remaining)분 남았습니다. 주변을 둘러보려면 \(minimum)분보다 많이 남아야 해서 장소를 보여 드리지 않습니다"
+        case (.tight, .korean):
+            return "출발까지 \(remaining)분 남았습니다(\(tight)분 이하). 시간이 빠듯하니 여유 시간이 가장 많은 곳만 다녀오세요"
+        case (.ok, .korean):
+            return "출발까지 \(remaining)분 남았습니다(\(tight)분 초과). 주변을 둘러볼 시간이 충분합니다"
+        }
     }
 
     /// Minutes for a sentence: whole numbers without a fraction, others to one decimal.

@@ -1,4 +1,9 @@
 import GeoCluster
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension Engine {
     /// Answers `reachable` (docs/REACHABILITY.md has the model, docs/PROTOCOL.md the shapes).
@@ -15,15 +20,18 @@ extension Engine {
         // Where from.
         var originJSON: JSONObject
         let origin: Coordinate
+        var stationBuffer: Double?
         switch query.origin {
         case let .station(id):
             let stations = try liveLayer(query.stationsLayer, field: "stations_layer", kind: .stations)
-            guard let record = Self.station(id, in: stations) else {
-                throw .unknownStation(layer: query.stationsLayer, id: id.jsonString)
-            }
+            let record = try station(id, in: stations, layerName: query.stationsLayer)
             origin = record.coordinate
             originJSON = ["id": record.idJSON]
             if case let .station(name, _) = record.fields { originJSON["name"] = .string(name) }
+            if let buffer = record.properties["boarding_buffer_minutes"]?.doubleValue,
+               ReachabilityParameters.allowedBoardingBufferMinutes.contains(buffer) {
+                stationBuffer = buffer
+            }
         case let .location(coordinate):
             origin = coordinate
             originJSON = [:]
@@ -31,28 +39,36 @@ extension Engine {
         originJSON["lon"] = .number(origin.longitude)
         originJSON["lat"] = .number(origin.latitude)
 
-        // How long.
+        // How long: the whole minutes a traveller's app shows, the seconds between the two
+        // times divided by 60 and rounded down, so that the thresholds and every number in
+        // the reason agree with the app; the exact seconds are in the answer too.
         let remainingMinutes: Double
-        var clock: (now: Timestamp, offsetSeconds: Int64, suffix: Substring)?
+        let remainingSeconds: Int64
+        var clock: (nowEpochSeconds: Int64, offsetSeconds: Int64, suffix: Substring)?
         switch query.time {
         case let .clock(departure, now):
-            remainingMinutes = Double(departure.epochSeconds - now.epochSeconds) / 60
-            guard remainingMinutes >= 0 else {
-                throw .core(.invalidRemainingTime(minutes: remainingMinutes,
+            let nowSeconds = now?.epochSeconds ?? Self.currentEpochSeconds()
+            // Timestamps lie within years 1...9999: the difference cannot overflow.
+            remainingSeconds = departure.epochSeconds - nowSeconds
+            guard remainingSeconds >= 0 else {
+                throw .core(.invalidRemainingTime(minutes: Double(remainingSeconds) / 60,
                                                   reason: "is negative: the departure is before \"now\""),
                             field: "departure")
             }
-            guard remainingMinutes <= Request.maxRemainingMinutes else {
-                throw .invalidField("departure", reason: "must be at most \(Int(Request.maxRemainingMinutes)) minutes (a day) after \"now\"")
+            guard Double(remainingSeconds) <= Request.maxRemainingMinutes * 60 else {
+                throw .invalidField("departure", reason: "must be at most \(Int(Request.maxRemainingMinutes)) minutes (48 h) after \"now\"")
             }
+            remainingMinutes = Double(remainingSeconds / 60)
             let offset = Self.utcOffset(of: departure.text)
-            clock = (now, offset.seconds, offset.suffix)
+            clock = (nowSeconds, offset.seconds, offset.suffix)
         case let .remaining(minutes):
-            remainingMinutes = minutes
+            remainingSeconds = Int64((minutes * 60).rounded(.down))
+            remainingMinutes = minutes.rounded(.down)
         }
 
-        // With what.
-        let parameters = query.parameters
+        // With what: a station's own boarding buffer unless the request gave one.
+        var parameters = query.parameters
+        if !query.boardingBufferGiven, let stationBuffer { parameters.boardingBufferMinutes = stationBuffer }
         do {
             try parameters.validate()
         } catch {
@@ -89,34 +105,43 @@ extension Engine {
             for point in found {
                 guard let record = places.record(atSlot: point.slot),
                       case let .place(_, category, dwell) = record.fields else { continue }
+                // The request's dwell for the category wins over the place's own.
                 candidates.append(ReachabilityCandidate(index: point.slot, coordinate: record.coordinate,
-                                                        category: category, dwellMinutes: dwell))
+                                                        category: category,
+                                                        dwellMinutes: query.dwellOverrides[category] ?? dwell))
             }
         }
         let answer: ReachabilityAnswer
         do {
             answer = try Reachability.evaluate(from: origin, remainingMinutes: remainingMinutes, candidates: candidates,
-                                               parameters: parameters, travel: travel, order: query.order)
+                                               parameters: parameters, travel: travel, order: query.order,
+                                               language: query.language)
         } catch {
             throw .core(error, field: Self.requestField(of: error))
         }
 
         // The answer, rounded for display.
         var result: JSONObject = ["status": .string(answer.status.code), "reason": .string(answer.reason)]
-        result["remaining_minutes"] = .number(Self.down(answer.remainingMinutes))
+        result["remaining_minutes"] = .number(answer.remainingMinutes)
+        result["remaining_seconds"] = .number(Double(remainingSeconds))
+        result["boarding_buffer_minutes"] = .number(parameters.boardingBufferMinutes)
+        if let clock {
+            result["now"] = .string(Self.clockText(clock.nowEpochSeconds, plusMinutes: 0, offsetSeconds: clock.offsetSeconds,
+                                                   suffix: clock.suffix, keepSeconds: true))
+        }
         result["search_radius_m"] = .number(Self.nearest(answer.searchRadiusMeters))
         result[query.origin.isStation ? "station" : "location"] = .object(originJSON)
         result["travel"] = .string(networkName == nil ? "straight_line" : "network")
         if let networkName { result["network"] = .string(networkName) }
         let page = answer.reachable.dropFirst(query.offset).prefix(query.limit)
         result["reachable"] = .array(page.map { place in
-            var item = Self.placeJSON(places.record(atSlot: place.index))
+            var item = Self.placeJSON(places.record(atSlot: place.index), language: query.language)
             item["distance_m"] = .number(Self.up(place.distanceMetersEachWay))
             item["straight_line_m"] = .number(Self.nearest(place.straightLineDistanceMeters))
             item["walk_minutes"] = .number(Self.up(place.walkMinutesEachWay))
             item["dwell_minutes"] = .number(place.dwellMinutes)
             if let clock {
-                item["leave_by"] = .string(Self.clockText(clock.now.epochSeconds, plusMinutes: place.leaveByMinutes,
+                item["leave_by"] = .string(Self.clockText(clock.nowEpochSeconds, plusMinutes: place.leaveByMinutes,
                                                           offsetSeconds: clock.offsetSeconds, suffix: clock.suffix))
             }
             item["leave_by_minutes"] = .number(Self.down(place.leaveByMinutes))
@@ -128,7 +153,7 @@ extension Engine {
         result["offset"] = .number(Double(query.offset))
         if query.includeUnreachable {
             result["unreachable"] = .array(answer.unreachable.prefix(Request.maxReachableLimit).map { place in
-                var item = Self.placeJSON(places.record(atSlot: place.index))
+                var item = Self.placeJSON(places.record(atSlot: place.index), language: query.language)
                 item["straight_line_m"] = .number(Self.nearest(place.straightLineDistanceMeters))
                 if let walk = place.distanceMetersEachWay { item["distance_m"] = .number(Self.up(walk)) }
                 item["dwell_minutes"] = .number(place.dwellMinutes)
@@ -144,7 +169,7 @@ extension Engine {
         }
         if let view = query.clusterView {
             result["clusters"] = try reachableClusters(answer.reachable, of: places, view: view,
-                                                       clock: clock.map { ($0.now.epochSeconds, $0.offsetSeconds, $0.suffix) })
+                                                       clock: clock.map { ($0.nowEpochSeconds, $0.offsetSeconds, $0.suffix) })
         }
         return .object(result)
     }
@@ -203,7 +228,7 @@ extension Engine {
     // MARK: Inputs
 
     /// The current version of a live layer of `kind`, or the error naming `field`.
-    private func liveLayer(_ name: String, field: String, kind: LayerKind) throws(EngineError) -> LiveLayer {
+    func liveLayer(_ name: String, field: String, kind: LayerKind) throws(EngineError) -> LiveLayer {
         let entry: EngineLayer
         do {
             entry = try self.entry(named: name)
@@ -217,16 +242,6 @@ extension Engine {
         }
         guard case let .live(store) = entry else { throw .notLiveLayer(field: field, layer: name) }
         return store.layer
-    }
-
-    /// The station with this id; a numeric string also finds an integer id, since an HTTP
-    /// query carries every id as text.
-    private static func station(_ id: JSONValue, in layer: LiveLayer) -> LayerRecord? {
-        if let key = LayerRecord.idKey(of: id), let record = layer.record(idKey: key) { return record }
-        if let text = id.stringValue, let integer = Int(text), String(integer) == text {
-            return layer.record(idKey: "#\(integer)")
-        }
-        return nil
     }
 
     /// The named network, or the first by name whose nodes' bounds hold the origin; the
@@ -285,12 +300,14 @@ extension Engine {
 
     // MARK: Output
 
-    private static func placeJSON(_ record: LayerRecord?) -> JSONObject {
+    private static func placeJSON(_ record: LayerRecord?, language: ReachabilityLanguage) -> JSONObject {
         guard let record else { return [:] }
         var item: JSONObject = ["id": record.idJSON]
         if case let .place(name, category, _) = record.fields {
             item["name"] = .string(name)
+            if let english = record.properties["name_en"]?.stringValue { item["name_en"] = .string(english) }
             item["category"] = .string(category)
+            item["category_label"] = .string(language.label(ofCategory: category))
         }
         item["lon"] = .number(record.coordinate.longitude)
         item["lat"] = .number(record.coordinate.latitude)
@@ -316,11 +333,20 @@ extension Engine {
         return (digits[0] == UInt8(ascii: "-") ? -seconds : seconds, suffix)
     }
 
-    /// `now` plus `minutes`, rounded down to the whole minute, as RFC 3339 in the given offset.
+    /// The server's clock in whole seconds since 1970, for a `departure` without `now`.
+    static func currentEpochSeconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec)
+    }
+
+    /// `now` plus `minutes`, rounded down to the whole minute (unless `keepSeconds`), as
+    /// RFC 3339 in the given offset.
     static func clockText(_ nowEpochSeconds: Int64, plusMinutes minutes: Double, offsetSeconds: Int64,
-                          suffix: Substring) -> String {
+                          suffix: Substring, keepSeconds: Bool = false) -> String {
         var instant = nowEpochSeconds + Int64((minutes * 60).rounded(.down))
-        instant -= ((instant % 60) + 60) % 60
+        let second = ((instant % 60) + 60) % 60
+        instant -= second
         let local = instant + offsetSeconds
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let secondOfDay = local - days * 86_400
@@ -330,7 +356,7 @@ extension Engine {
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
-            + "\(pad(secondOfDay / 60 % 60, 2)):00\(suffix)"
+            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(keepSeconds ? second : 0, 2))\(suffix)"
     }
 
     /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).

@@ -159,6 +159,12 @@ public final class Engine: Sendable {
         case let .reachable(query):
             return try reachable(query)
 
+        case let .get(name, ids):
+            return try records(ids, of: name)
+
+        case let .stations(query):
+            return try stations(query)
+
         case .clusters, .children, .leaves, .expansionZoom, .tile:
             return try layerAnswer(request).value
         }
@@ -171,7 +177,7 @@ public final class Engine: Sendable {
         switch request {
         case .clusters, .children, .leaves, .expansionZoom, .tile:
             try layerAnswer(request).encode(into: &output)
-        case .layers, .stats, .write, .project, .nearby, .reachable:
+        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations:
             try execute(request).encode(into: &output)
         }
     }
@@ -189,7 +195,7 @@ public final class Engine: Sendable {
             case let .live(store):
                 return try answer(request, live: store.layer, filter: filter)
             }
-        case .layers, .stats, .write, .project, .nearby, .reachable:
+        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations:
             preconditionFailure("not a layer query")
         }
     }
@@ -236,7 +242,7 @@ public final class Engine: Sendable {
             }
             return .value(tileObject(address, extent: layer.index.options.extent, features: rendered))
 
-        case .layers, .stats, .write, .project, .nearby, .reachable:
+        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations:
             preconditionFailure("not a layer query")
         }
     }
@@ -284,9 +290,26 @@ public final class Engine: Sendable {
             }
             return .value(tileObject(address, extent: index.options.extent, features: rendered))
 
-        case .layers, .stats, .write, .project, .nearby, .reachable:
+        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations:
             preconditionFailure("not a layer query")
         }
+    }
+
+    /// The records of a live layer with these ids, as stored, in the order asked; the
+    /// first id the layer does not hold is `unknown_id`.
+    private func records(_ ids: [JSONValue], of name: String) throws(EngineError) -> JSONValue {
+        guard case let .live(store) = try entry(named: name) else { throw .notLiveLayer(field: "layer", layer: name) }
+        let layer = store.layer
+        var features: [JSONValue] = []
+        features.reserveCapacity(ids.count)
+        for (i, id) in ids.enumerated() {
+            guard let key = LayerRecord.idKey(of: id) else {
+                throw .invalidField("ids[\(i)]", reason: "must be a record id: a non-empty string or an integer")
+            }
+            guard let record = layer.record(idKey: key) else { throw .unknownID(layer: name, index: i, id: key) }
+            features.append(record.feature)
+        }
+        return GeoJSON.featureCollection(features)
     }
 
     /// Validates every record or id of a batch against the layer's schema, then applies

@@ -49,6 +49,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case notLiveLayer(field: String, layer: String)
     /// `reachable`: no station with that id in the stations layer.
     case unknownStation(layer: String, id: String)
+    /// `reachable`: a station name that more than one station answers to.
+    case ambiguousStation(layer: String, name: String, candidates: [String])
     /// `reachable`: no walking network of that name, or none covering the station.
     case unknownNetwork(field: String, reason: String)
     /// The durable store could not commit a write (or could not be read): nothing of the
@@ -104,6 +106,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .wrongLayerKind: "wrong_layer_kind"
         case .notLiveLayer: "not_live_layer"
         case .unknownStation: "unknown_station"
+        case .ambiguousStation: "ambiguous_station"
         case .unknownNetwork: "unknown_network"
         case .storageUnavailable: "storage_unavailable"
         }
@@ -123,7 +126,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .readOnlyLayer: "layer"
         case let .projection(_, field): field
         case let .wrongLayerKind(field, _, _, _), let .notLiveLayer(field, _), let .unknownNetwork(field, _): field
-        case .unknownStation: "station"
+        case .unknownStation, .ambiguousStation: "station"
         default: nil
         }
     }
@@ -152,7 +155,9 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
             "layer \"\(layer)\" holds \(actual.rawValue); a \(expected.rawValue) layer is required"
         case let .notLiveLayer(_, layer):
             "layer \"\(layer)\" uses the radius algorithm; this operation needs a live layer"
-        case let .unknownStation(layer, id): "no station with id \(id) in layer \"\(layer)\""
+        case let .unknownStation(layer, id): "no station with id or name \(id) in layer \"\(layer)\""
+        case let .ambiguousStation(layer, name, candidates):
+            "\(candidates.count) stations of layer \"\(layer)\" answer to \"\(name)\": \(candidates.joined(separator: ", ")); give one by id"
         case let .unknownNetwork(_, reason): reason
         case let .storageUnavailable(reason): "the store is unavailable: \(reason)"
         }

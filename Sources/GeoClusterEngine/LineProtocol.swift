@@ -37,7 +37,7 @@ public struct LineProtocol: Sendable {
         // Writes.
         "invalid_record", "duplicate_id", "unknown_id", "storage_unavailable", "read_only_layer",
         // `nearby` and `reachable`.
-        "not_live_layer", "wrong_layer_kind", "unknown_station", "unknown_network", "invalid_remaining_time",
+        "not_live_layer", "wrong_layer_kind", "unknown_station", "ambiguous_station", "unknown_network", "invalid_remaining_time",
         "invalid_walking_speed", "unknown_walking_pace", "invalid_reachability_parameter",
         // `project`.
         "malformed_crs", "unknown_crs", "invalid_coordinate", "transform_failed", "proj_file_refused", "unsupported_crs",

@@ -49,8 +49,9 @@ public struct ReachableQuery: Sendable, Equatable {
 
     /// How the time available is given.
     public enum Time: Sendable, Equatable {
-        /// The train's departure and the current time, RFC 3339 with offsets.
-        case clock(departure: Timestamp, now: Timestamp)
+        /// The train's departure and the current time, RFC 3339 with offsets; without
+        /// `now`, the server's clock when the request is answered.
+        case clock(departure: Timestamp, now: Timestamp?)
         /// Minutes until departure.
         case remaining(minutes: Double)
     }
@@ -70,6 +71,13 @@ public struct ReachableQuery: Sendable, Equatable {
     public var categories: [String]?
     /// The model's parameters, not yet validated (the engine validates and names the field).
     public var parameters: ReachabilityParameters
+    /// Dwell minutes by category that the request gave: they win over a place's own dwell.
+    public var dwellOverrides: [String: Double]
+    /// Whether the request gave `boarding_buffer_minutes`; when not, a station's own
+    /// buffer, where it has one, replaces the default.
+    public var boardingBufferGiven: Bool
+    /// The language of `reason` and the category labels.
+    public var language: ReachabilityLanguage
     public var travel: Travel
     public var order: ReachabilitySortOrder
     public var limit: Int
@@ -92,7 +100,8 @@ public struct ReachableQuery: Sendable, Equatable {
 
     public init(layer: String, stationsLayer: String = "stations", origin: Origin, time: Time,
                 categories: [String]? = nil, parameters: ReachabilityParameters = ReachabilityParameters(),
-                travel: Travel = .straightLine, order: ReachabilitySortOrder = .slack,
+                dwellOverrides: [String: Double] = [:], boardingBufferGiven: Bool = false,
+                language: ReachabilityLanguage = .english, travel: Travel = .straightLine, order: ReachabilitySortOrder = .slack,
                 limit: Int = Request.defaultReachableLimit, offset: Int = 0, includeUnreachable: Bool = false,
                 clusterView: ClusterView? = nil) {
         self.layer = layer
@@ -101,6 +110,9 @@ public struct ReachableQuery: Sendable, Equatable {
         self.time = time
         self.categories = categories
         self.parameters = parameters
+        self.dwellOverrides = dwellOverrides
+        self.boardingBufferGiven = boardingBufferGiven
+        self.language = language
         self.travel = travel
         self.order = order
         self.limit = limit
@@ -133,16 +145,14 @@ public struct ReachableQuery: Sendable, Equatable {
         let now = try fields.optionalTimestamp("now")
         let remaining = try fields.optionalDouble("remaining_minutes", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude)
         switch (departure, now, remaining) {
-        case let (departure?, now?, nil):
+        case let (departure?, now, nil):
             time = .clock(departure: departure, now: now)
         case let (nil, nil, minutes?):
             time = .remaining(minutes: minutes)
-        case (.some, nil, nil):
-            throw .missingField("now")
         case (nil, .some, nil):
             throw .missingField("departure")
         case (nil, nil, nil):
-            throw .invalidField("departure", reason: "give \"departure\" and \"now\" (RFC 3339 with offsets) or \"remaining_minutes\"")
+            throw .invalidField("departure", reason: "give \"departure\" (and \"now\", RFC 3339 with offsets) or \"remaining_minutes\"")
         default:
             throw .invalidField("remaining_minutes", reason: "give either \"remaining_minutes\" or \"departure\" and \"now\", not both")
         }
@@ -151,7 +161,7 @@ public struct ReachableQuery: Sendable, Equatable {
                 throw .core(.invalidRemainingTime(minutes: minutes, reason: "is negative"), field: "remaining_minutes")
             }
             guard minutes <= Request.maxRemainingMinutes else {
-                throw .invalidField("remaining_minutes", reason: "must be at most \(Int(Request.maxRemainingMinutes)) (a day), got \(minutes)")
+                throw .invalidField("remaining_minutes", reason: "must be at most \(Int(Request.maxRemainingMinutes)) (48 h), got \(minutes)")
             }
         }
 
@@ -162,11 +172,15 @@ public struct ReachableQuery: Sendable, Equatable {
         if let factor = try fields.optionalDouble("detour_factor", in: -.greatestFiniteMagnitude ... .greatestFiniteMagnitude) {
             parameters.detourFactor = factor
         }
+        boardingBufferGiven = false
         if let buffer = try fields.optionalDouble("boarding_buffer_minutes", in: -.greatestFiniteMagnitude ... .greatestFiniteMagnitude) {
             parameters.boardingBufferMinutes = buffer
+            boardingBufferGiven = true
         }
+        dwellOverrides = [:]
         for (category, minutes) in try fields.dwellTable("dwell_minutes") {
             parameters.dwellMinutesByCategory[category] = minutes
+            dwellOverrides[category] = minutes
         }
         if let minimum = try fields.optionalDouble("min_minutes", in: -.greatestFiniteMagnitude ... .greatestFiniteMagnitude) {
             parameters.minimumRemainingMinutes = minimum
@@ -175,6 +189,14 @@ public struct ReachableQuery: Sendable, Equatable {
             parameters.tightRemainingMinutes = tight
         }
         self.parameters = parameters
+        switch try fields.optionalString("lang") {
+        case nil: language = .english
+        case let tag?:
+            guard let known = ReachabilityLanguage(rawValue: tag) else {
+                throw .invalidField("lang", reason: "must be \"en\" or \"ko\", got \"\(tag.prefix(40))\"")
+            }
+            language = known
+        }
 
         let network = try fields.optionalString("network")
         switch try fields.optionalString("travel") {
@@ -221,8 +243,9 @@ extension Request {
     /// Default and largest page of reachable places.
     public static let defaultReachableLimit = 50
     public static let maxReachableLimit = 1_000
-    /// Most minutes until departure `reachable` plans for: a day.
-    public static let maxRemainingMinutes = 1_440.0
+    /// Most minutes until departure `reachable` plans for: 48 hours, so that a departure
+    /// up to 23:59 of the next day can be planned at any time today.
+    public static let maxRemainingMinutes = 2_880.0
 }
 
 extension FieldReader {

@@ -27,6 +27,10 @@ public enum Request: Sendable, Equatable {
     case nearby(NearbyQuery)
     /// The places that fit in the time before a train leaves. See `Request+Reachable.swift`.
     case reachable(ReachableQuery)
+    /// The records of a live layer with these ids, as GeoJSON Features in the order asked.
+    case get(layer: String, ids: [JSONValue])
+    /// Stations by name, line or position.
+    case stations(StationQuery)
 
     /// The changes of one `insert`, `upsert` or `delete` request, not yet validated
     /// against the layer's schema (that needs the layer's kind).
@@ -44,7 +48,7 @@ public enum Request: Sendable, Equatable {
 
     /// The operation names of the wire protocols.
     public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile",
-                                    "insert", "upsert", "delete", "project", "nearby", "reachable"]
+                                    "insert", "upsert", "delete", "project", "nearby", "reachable", "get", "stations"]
 
     /// Most records or ids in one write request.
     public static let maxBatchSize = 10_000
@@ -109,6 +113,13 @@ public enum Request: Sendable, Equatable {
             self = .nearby(try NearbyQuery(reading: &fields))
         case "reachable":
             self = .reachable(try ReachableQuery(reading: &fields))
+        case "get":
+            let layer = try fields.string("layer")
+            let ids = try fields.array("ids", max: Self.maxBatchSize)
+            guard !ids.isEmpty else { throw .invalidField("ids", reason: "must name at least one record") }
+            self = .get(layer: layer, ids: ids)
+        case "stations":
+            self = .stations(try StationQuery(reading: &fields))
         default:
             throw .unknownOperation(op)
         }

@@ -50,9 +50,15 @@ struct Endpoint: Sendable {
         self.mediaType = mediaType
     }
 
+    /// Whether the route answers in a language (`lang`), which `Accept-Language` picks
+    /// when the query does not.
+    var takesLanguage: Bool { queryParameters.contains { $0.name == "lang" } }
+
     /// The engine request for the captured path parameters and the raw (still
-    /// percent-encoded) query string.
-    func request(pathValues: (String) -> Substring?, query: String?) throws(EngineError) -> GeoClusterEngine.Request {
+    /// percent-encoded) query string; on a route that takes `lang`, a query without it
+    /// gets the first language of `acceptLanguage` that the answer has.
+    func request(pathValues: (String) -> Substring?, query: String?,
+                 acceptLanguage: String? = nil) throws(EngineError) -> GeoClusterEngine.Request {
         var object: JSONObject = ["op": .string(op)]
         for parameter in pathParameters {
             guard let raw = pathValues(parameter.name) else { throw .missingField(parameter.name) }
@@ -67,7 +73,31 @@ struct Endpoint: Sendable {
             }
             object[name] = try Self.value(of: text, as: parameter.kind, field: name)
         }
+        if takesLanguage, object["lang"] == nil, let acceptLanguage,
+           let language = Self.preferredLanguage(acceptLanguage) {
+            object["lang"] = .string(language.rawValue)
+        }
         return try GeoClusterEngine.Request(json: .object(object))
+    }
+
+    /// The language an `Accept-Language` header prefers among those answers have: tags by
+    /// falling `q` (1 when absent; ties keep their order), `q=0` never. `nil` when none of
+    /// them is one, or the header cannot be read: the default then applies.
+    static func preferredLanguage(_ header: String) -> ReachabilityLanguage? {
+        var ranked: [(q: Double, order: Int, language: ReachabilityLanguage)] = []
+        for (order, item) in header.split(separator: ",").prefix(32).enumerated() {
+            let parts = item.split(separator: ";")
+            guard let tag = parts.first?.trimmingSpaces, let language = ReachabilityLanguage(tag: tag) else { continue }
+            var q = 1.0
+            for parameter in parts.dropFirst() {
+                let pair = parameter.trimmingSpaces.split(separator: "=", maxSplits: 1)
+                if pair.count == 2, pair[0] == "q" || pair[0] == "Q", let value = Double(pair[1]), (0...1).contains(value) {
+                    q = value
+                }
+            }
+            if q > 0 { ranked.append((q, order, language)) }
+        }
+        return ranked.min { $0.q != $1.q ? $0.q > $1.q : $0.order < $1.order }?.language
     }
 
     static func value(of text: String, as kind: ParameterKind, field: String) throws(EngineError) -> JSONValue {
@@ -167,13 +197,16 @@ extension Endpoint {
         // list of category:minutes (`cafe:20,museum:60`); `include_unreachable` is true or false.
         Endpoint("/v1/reachable", op: "reachable",
                  query: ["layer", "stations_layer", "station", "departure", "now", "pace", "travel", "network",
-                         "sort", "include_unreachable"].map { Parameter(name: $0, kind: .string) }
+                         "sort", "include_unreachable", "lang"].map { Parameter(name: $0, kind: .string) }
                      + ["lon", "lat", "remaining_minutes", "detour_factor", "boarding_buffer_minutes", "min_minutes",
                         "tight_minutes", "limit", "offset"].map { Parameter(name: $0, kind: .number) }
                      + [Parameter(name: "category", kind: .list(numeric: false)),
                         Parameter(name: "dwell_minutes", kind: .list(numeric: false)),
                         Parameter(name: "bbox", kind: .numbers(count: 4, names: "west,south,east,north")),
                         Parameter(name: "zoom", kind: .number)]),
+        Endpoint("/v1/stations", op: "stations",
+                 query: ["stations_layer", "q", "line"].map { Parameter(name: $0, kind: .string) }
+                     + ["lon", "lat", "limit"].map { Parameter(name: $0, kind: .number) }),
     ]
 
     /// The layer filters (see docs/LIVE.md); which ones a layer takes depends on its kind.
@@ -193,3 +226,4 @@ extension Endpoint {
     private static let layer = Parameter(name: "layer", kind: .string)
     private static let clusterID = Parameter(name: "cluster_id", kind: .number)
 }
+

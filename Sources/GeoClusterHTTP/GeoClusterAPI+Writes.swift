@@ -53,6 +53,21 @@ extension GeoClusterAPI {
                                      mediaType: .json)
     }
 
+    /// `GET /v1/layers/{layer}/points/{id}`: the record as a GeoJSON Feature, as stored
+    /// (the `get` operation with one id); 404 `unknown_id` when the layer does not hold it.
+    func readOne(request: Request, context: some RequestContext) throws(APIError) -> Response {
+        let feature: JSONValue
+        do {
+            let object: JSONObject = ["op": "get", "layer": .string(try Self.pathText("layer", context)),
+                                      "ids": [Self.id(try Self.pathText("id", context))]]
+            let result = try engine.execute(try GeoClusterEngine.Request(json: .object(object)))
+            feature = result["features"]?[0] ?? .null
+        } catch {
+            throw .engine(error)
+        }
+        return responsePolicy.response(body: Self.encode(feature), mediaType: .geoJSON, request: request)
+    }
+
     /// Media types a body may be declared as. Bodies are JSON (or JSON lines) whatever the
     /// header says; these are the types under which clients send such text, `curl
     /// --data-binary`'s default (`application/x-www-form-urlencoded`) among them, so that

@@ -134,6 +134,9 @@ public struct GeoClusterAPI: Sendable {
         for (path, method, route) in writes {
             table.on(path, method) { request, context in try await write(route, request: request, context: context) }
         }
+        table.get(Self.pointPath) { request, context in
+            try readOne(request: request, context: context)
+        }
         table.rejectOtherMethods()
         assert(Set(table.paths.map(\.description)) == Set(Self.routePaths.map(\.description)),
                "routePaths must list every route, or /metrics counts it as unmatched")
@@ -156,12 +159,15 @@ public struct GeoClusterAPI: Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.answerCapacity)
         do {
-            let query = try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query)
+            let query = try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query,
+                                             acceptLanguage: request.headers[.acceptLanguage])
             try engine.encode(query, into: &bytes)
         } catch {
             throw .engine(error)
         }
-        return responsePolicy.response(body: bytes, mediaType: endpoint.mediaType, request: request)
+        var response = responsePolicy.response(body: bytes, mediaType: endpoint.mediaType, request: request)
+        if endpoint.takesLanguage { response.headers[.vary] = "Accept-Encoding, Accept-Language" }
+        return response
     }
 
     /// Bytes reserved for an answer up front; cluster answers of a map view are tens of KB,

@@ -160,8 +160,10 @@ struct ReachableTests {
         // A 10-minute cafe visit: 1011 m is now 35.05 + 10 + 10 = 55.05 <= 75.
         let shortCafe = try Self.run(engine, ["remaining_minutes": 75, "dwell_minutes": ["cafe": 10]])
         #expect(Self.item(shortCafe, "cafe-1011")?["dwell_minutes"] == 10)
-        // The place's own dwell wins over its category's.
-        #expect(Self.item(shortCafe, "quick-100")?["dwell_minutes"] == 5)
+        // The request's dwell wins over the place's own, also when it is longer.
+        #expect(Self.item(shortCafe, "quick-100")?["dwell_minutes"] == 10)
+        // Without one, the place's own dwell wins over its category's.
+        #expect(Self.item(try Self.run(engine, ["remaining_minutes": 75]), "quick-100")?["dwell_minutes"] == 5)
         // The same in the HTTP form.
         let listed = try Self.run(engine, ["remaining_minutes": 75, "dwell_minutes": ["cafe:10"]])
         #expect(Self.ids(listed["reachable"]) == Self.ids(shortCafe["reachable"]))
@@ -293,7 +295,8 @@ struct ReachableTests {
         #expect(error(["lon": 126.9, "lat": 37.5]) == ("invalid_field", "station"))
         #expect(error(["station": nil]) == ("invalid_field", "station"))
         #expect(error(["departure": "2025-06-01T15:00:00Z"]) == ("invalid_field", "remaining_minutes"))
-        #expect(error(["remaining_minutes": nil, "departure": "2025-06-01T15:00:00Z"]) == ("missing_field", "now"))
+        // Without `now`, the server's clock: this departure has passed.
+        #expect(error(["remaining_minutes": nil, "departure": "2025-06-01T15:00:00Z"]) == ("invalid_remaining_time", "departure"))
         #expect(error(["detour_factor": 0.5]) == ("invalid_reachability_parameter", "detour_factor"))
         #expect(error(["boarding_buffer_minutes": 500]) == ("invalid_reachability_parameter", "boarding_buffer_minutes"))
         #expect(error(["dwell_minutes": ["cafe": -5]]) == ("invalid_reachability_parameter", "dwell_minutes.cafe"))

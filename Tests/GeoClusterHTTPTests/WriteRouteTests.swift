@@ -177,7 +177,7 @@ struct WriteRouteTests {
             #expect(get.headers[.allow] == "POST, PUT, DELETE")
             let post = try await client.send(.post, "/v1/layers/places/points/cafe-1", "{}")
             #expect(post.status == .methodNotAllowed)
-            #expect(post.headers[.allow] == "PUT, DELETE")
+            #expect(post.headers[.allow] == "PUT, DELETE, GET, HEAD")
             // A method the server implements nowhere is 501, on any path.
             for path in ["/v1/layers/places/points", "/v1/stats", "/nowhere"] {
                 let query = try await client.send(HTTPRequest.Method("QUERY")!, path)

@@ -142,18 +142,27 @@ struct ReachabilityTests {
         #expect(changedDwell == [0: 90, 1: 40, 2: 5, 3: 15])
     }
 
+    /// The default parameters without the 5-minute convenience stores, whose dwell would
+    /// otherwise set every search radius: the examples here are worked with the
+    /// viewpoint's 20 minutes as the shortest.
+    static var withoutShortVisits: ReachabilityParameters {
+        var parameters = ReachabilityParameters()
+        parameters.dwellMinutesByCategory["convenience"] = nil
+        return parameters
+    }
+
     @Test func theDefaultDwellTableIsTheDocumentedOne() {
         let parameters = ReachabilityParameters()
         let expected: [String: Double] = [
             "cafe": 30, "restaurant": 60, "attraction": 90, "park": 45, "market": 60,
-            "museum": 90, "viewpoint": 20, "shopping": 45, "temple": 60, "beach": 60,
+            "museum": 90, "viewpoint": 20, "shopping": 45, "temple": 60, "beach": 60, "convenience": 5,
         ]
         for (category, minutes) in expected {
             #expect(parameters.dwellMinutes(forCategory: category) == minutes, "\(category)")
         }
         #expect(parameters.dwellMinutesByCategory.count == expected.count)
         #expect(parameters.dwellMinutes(forCategory: "library") == 30)
-        #expect(parameters.smallestDwellMinutes == 20)
+        #expect(parameters.smallestDwellMinutes == 5)
         #expect(parameters.detourFactor == 1.3)
         #expect(parameters.boardingBufferMinutes == 10)
         #expect(parameters.pace == .normal)
@@ -227,7 +236,7 @@ struct ReachabilityTests {
 
     @Test func theDetourFactorStretchesWalksAndShrinksTheRadius() throws {
         // 600 m straight: 600 m = 8 minutes at 1.0, 900 m = 12 minutes at 1.5.
-        var parameters = ReachabilityParameters()
+        var parameters = Self.withoutShortVisits
         let candidates = [Self.place(0, "cafe", at: Self.north(600))]
         parameters.detourFactor = 1
         let direct = try Reachability.evaluate(from: Self.station, remainingMinutes: 60, candidates: candidates,
@@ -256,7 +265,8 @@ struct ReachabilityTests {
             Self.place(3, "cafe", at: Self.north(300)),
             Self.place(4, "museum", at: Self.north(700)),
         ]
-        let answer = try Reachability.evaluate(from: Self.station, remainingMinutes: 60, candidates: candidates)
+        let answer = try Reachability.evaluate(from: Self.station, remainingMinutes: 60, candidates: candidates,
+                                               parameters: Self.withoutShortVisits)
         #expect(Self.close(answer.searchRadiusMeters, 1_125 / 1.3))
         #expect(answer.reachable.map(\.index) == [3])
         // 300 m x 1.3 = 390 m = 5.2 minutes each way; 60 - (10.4 + 30 + 10) = 9.6.
@@ -300,8 +310,12 @@ struct ReachabilityTests {
         let answer = try Reachability.evaluate(from: Self.station, remainingMinutes: 60, candidates: candidates)
         // (60 - 10 - 0) / 2 = 25 minutes = 1875 m on foot.
         #expect(Self.close(answer.searchRadiusMeters, 1_875 / 1.3))
-        #expect(Self.close(Reachability.searchRadiusMeters(remainingMinutes: 60), 1_125 / 1.3))
-        #expect(Reachability.searchRadiusMeters(remainingMinutes: 25) == 0)
+        #expect(Self.close(Reachability.searchRadiusMeters(remainingMinutes: 60, parameters: Self.withoutShortVisits),
+                           1_125 / 1.3))
+        #expect(Reachability.searchRadiusMeters(remainingMinutes: 25, parameters: Self.withoutShortVisits) == 0)
+        // With the default table, a convenience store's 5 minutes set the radius:
+        // (25 - 10 - 5) / 2 = 5 minutes = 375 m on foot.
+        #expect(Self.close(Reachability.searchRadiusMeters(remainingMinutes: 25), 375 / 1.3))
     }
 
     // MARK: Order
@@ -401,7 +415,7 @@ struct ReachabilityTests {
         #expect(Self.close(straight.reachable.first?.distanceMetersEachWay ?? 0, 260, within: 1e-6))
 
         let walked = try Reachability.evaluate(from: station, remainingMinutes: 120, candidates: candidates,
-                                               travel: .network(network))
+                                               parameters: Self.withoutShortVisits, travel: .network(network))
         // 2200 m = 29.333 minutes each way; 120 - (58.667 + 30 + 10) = 21.333.
         let visit = try #require(walked.reachable.first)
         #expect(visit.distanceMetersEachWay == 2_200)
@@ -430,7 +444,7 @@ struct ReachabilityTests {
             from: RiverFixture.nodes[RiverFixture.a], remainingMinutes: 70,
             candidates: [Self.place(7, "cafe", at: RiverFixture.nodes[RiverFixture.d]),
                          Self.place(8, "cafe", at: RiverFixture.at(eastMeters: 0, northMeters: 2_000))],
-            travel: .network(network))
+            parameters: Self.withoutShortVisits, travel: .network(network))
         // Radius (70 - 30) / 2 x 75 = 1500 m: the route of 2200 m lies beyond it, so the visit
         // is at least 2 x 1500 / 75 + 40 - 70 = 10 minutes short. The place 2 km away is not listed.
         #expect(answer.searchRadiusMeters == 1_500)

@@ -1,0 +1,171 @@
+import GeoCluster
+
+/// The fields of `stations`: find stations of a stations layer by name (Korean or
+/// English, exact or prefix), by line, or nearest to a position.
+public struct StationQuery: Sendable, Equatable {
+    public var stationsLayer: String
+    /// A name or the start of one.
+    public var name: String?
+    /// Only stations on this line (exactly as the layer spells it).
+    public var line: String?
+    /// Nearest first to this position, with `distance_m`.
+    public var near: Coordinate?
+    public var limit: Int
+
+    public init(stationsLayer: String = "stations", name: String? = nil, line: String? = nil, near: Coordinate? = nil,
+                limit: Int = Request.defaultStationsLimit) {
+        self.stationsLayer = stationsLayer
+        self.name = name
+        self.line = line
+        self.near = near
+        self.limit = limit
+    }
+
+    init(reading fields: inout FieldReader) throws(EngineError) {
+        stationsLayer = try fields.optionalString("stations_layer") ?? "stations"
+        name = try fields.optionalString("q")
+        if let name, StationName.key(name).isEmpty {
+            throw .invalidField("q", reason: "must hold a name, not only spaces or punctuation")
+        }
+        line = try fields.optionalString("line")
+        near = fields.value("lon") != nil || fields.value("lat") != nil ? try fields.location() : nil
+        limit = try fields.optionalInt("limit", in: 1...Request.maxStationsLimit) ?? Request.defaultStationsLimit
+    }
+}
+
+extension Request {
+    public static let defaultStationsLimit = 20
+    public static let maxStationsLimit = 1_000
+}
+
+/// How station names are compared: `서울역`, `서울 역`, `서울` and `Seoul Station` are the
+/// same name, as are `김천(구미)` and `김천`.
+enum StationName {
+    /// A name without spaces, hyphens, dots and case, and without a trailing `역` or
+    /// `station`.
+    static func key(_ name: String) -> String {
+        var text = String(name.lowercased().unicodeScalars.filter { scalar in
+            !(scalar.properties.isWhitespace || scalar == "-" || scalar == "·" || scalar == "." || scalar == "_")
+        })
+        for suffix in ["station", "역"] where text.hasSuffix(suffix) && text.count > suffix.count {
+            text.removeLast(suffix.count)
+        }
+        return text
+    }
+
+    /// The keys a station answers to: its name, its English name and any former name, each
+    /// also without a part in parentheses.
+    static func keys(of record: LayerRecord) -> [String] {
+        var names: [String] = []
+        if case let .station(name, _) = record.fields { names.append(name) }
+        for property in ["name_en", "former_name"] {
+            if let text = record.properties[property]?.stringValue { names.append(text) }
+        }
+        var keys: [String] = []
+        for name in names {
+            keys.append(key(name))
+            if let open = name.firstIndex(of: "(") {
+                keys.append(key(String(name[..<open])))
+                if let close = name[open...].firstIndex(of: ")") {
+                    keys.append(key(String(name[name.index(after: open)..<close])))
+                }
+            }
+        }
+        return keys.filter { !$0.isEmpty }
+    }
+
+    enum Match: Int, Comparable {
+        case exact = 0, prefix = 1
+
+        static func < (a: Match, b: Match) -> Bool { a.rawValue < b.rawValue }
+
+        var code: String {
+            switch self {
+            case .exact: "exact"
+            case .prefix: "prefix"
+            }
+        }
+    }
+
+    /// How well a station's keys match a query key.
+    static func match(_ query: String, _ keys: [String]) -> Match? {
+        if keys.contains(query) { return .exact }
+        if keys.contains(where: { $0.hasPrefix(query) }) { return .prefix }
+        return nil
+    }
+}
+
+extension Engine {
+    /// Answers `stations`: the matching stations, exact name matches first, then prefix
+    /// matches, then by distance when a position is given, then by id.
+    func stations(_ query: StationQuery) throws(EngineError) -> JSONValue {
+        let layer = try liveLayer(query.stationsLayer, field: "stations_layer", kind: .stations)
+        let queryKey = query.name.map(StationName.key)
+        var found: [(record: LayerRecord, match: StationName.Match?, distance: Double?)] = []
+        for slot in 0..<layer.records.count {
+            guard let record = layer.record(atSlot: slot), case let .station(_, lines) = record.fields else { continue }
+            if let line = query.line, !lines.contains(line) { continue }
+            var match: StationName.Match?
+            if let queryKey {
+                guard let m = StationName.match(queryKey, StationName.keys(of: record)) else { continue }
+                match = m
+            }
+            let distance = query.near.map { Self.geodesicMeters($0, record.coordinate) }
+            found.append((record, match, distance))
+        }
+        found.sort { a, b in
+            if a.match != b.match, let x = a.match, let y = b.match { return x < y }
+            if let x = a.distance, let y = b.distance, x != y { return x < y }
+            return a.record.idKey < b.record.idKey
+        }
+        let items: [JSONValue] = found.prefix(query.limit).map { item in
+            var object: JSONObject = ["id": item.record.idJSON]
+            if case let .station(name, lines) = item.record.fields {
+                object["name"] = .string(name)
+                if let english = item.record.properties["name_en"] { object["name_en"] = english }
+                object["lines"] = .array(lines.map { .string($0) })
+            }
+            object["lon"] = .number(item.record.coordinate.longitude)
+            object["lat"] = .number(item.record.coordinate.latitude)
+            if let buffer = item.record.properties["boarding_buffer_minutes"] { object["boarding_buffer_minutes"] = buffer }
+            if let match = item.match { object["match"] = .string(match.code) }
+            if let distance = item.distance { object["distance_m"] = .number(Self.nearest(distance)) }
+            return .object(object)
+        }
+        return .object(["stations": .array(items), "total": .number(Double(found.count))])
+    }
+
+    /// The station a `reachable` request names: by id first (a numeric string also finds
+    /// an integer id), then the one station whose name is the given one, then the one
+    /// whose name starts with it. More than one is `ambiguous_station`, none
+    /// `unknown_station`.
+    func station(_ id: JSONValue, in layer: LiveLayer, layerName: String) throws(EngineError) -> LayerRecord {
+        if let key = LayerRecord.idKey(of: id), let record = layer.record(idKey: key) { return record }
+        if let text = id.stringValue, let integer = Int(text), String(integer) == text,
+           let record = layer.record(idKey: "#\(integer)") {
+            return record
+        }
+        if let text = id.stringValue {
+            let key = StationName.key(text)
+            var exact: [LayerRecord] = [], prefix: [LayerRecord] = []
+            for slot in 0..<layer.records.count where !key.isEmpty {
+                guard let record = layer.record(atSlot: slot) else { continue }
+                switch StationName.match(key, StationName.keys(of: record)) {
+                case .exact: exact.append(record)
+                case .prefix: prefix.append(record)
+                case nil: break
+                }
+            }
+            let matches = exact.isEmpty ? prefix : exact
+            if matches.count == 1 { return matches[0] }
+            if matches.count > 1 {
+                let candidates = matches.sorted { $0.idKey < $1.idKey }.prefix(10).map { record in
+                    if case let .station(name, _) = record.fields { return "\(record.idJSON.jsonString) (\(name))" }
+                    return record.idJSON.jsonString
+                }
+                throw .ambiguousStation(layer: layerName, name: text, candidates: candidates)
+            }
+        }
+        throw .unknownStation(layer: layerName, id: id.jsonString)
+    }
+}

@@ -1,0 +1,62 @@
+import GeoCluster
+import GeoClusterEngine
+import Hummingbird
+import HummingbirdTesting
+import Testing
+@testable import GeoClusterHTTP
+
+/// The travel app's routes: a station by name, one place's details, answers in Korean.
+struct TravelRouteTests {
+    @Test func onePlaceIsReadByID() async throws {
+        try await withAPI(engine: ReachableRouteTests.engine()) { client in
+            let found = try await client.get("/v1/layers/places/points/near")
+            #expect(found.status == .ok)
+            #expect(found.contentType == "application/geo+json")
+            #expect(found.headers[.eTag] != nil)
+            let feature = try found.json
+            #expect(feature["type"] == "Feature" && feature["id"] == "near")
+            #expect(feature["properties"]?["category"] == "cafe")
+            let byNumber = try await client.get("/v1/layers/stations/points/7")
+            #expect(try byNumber.json["id"] == 7)
+            let missing = try await client.get("/v1/layers/places/points/nope")
+            #expect(missing.status == .notFound)
+            #expect(try missing.json["error"]?["code"] == "unknown_id")
+        }
+    }
+
+    @Test func stationsAreFoundByName() async throws {
+        try await withAPI(engine: ReachableRouteTests.engine()) { client in
+            let answer = try await client.get("/v1/stations?q=seoul%20station")
+            #expect(answer.status == .ok)
+            #expect(try answer.json["stations"]?[0]?["id"] == 7)
+            let byName = try await client.get("/v1/reachable?layer=places&station=Seoul&remaining_minutes=60")
+            #expect(try byName.json["station"]?["id"] == 7)
+        }
+    }
+
+    @Test func acceptLanguagePicksKoreanUnlessTheQuerySaysOtherwise() async throws {
+        try await withAPI(engine: ReachableRouteTests.engine()) { client in
+            let uri = "/v1/reachable?layer=places&station=7&remaining_minutes=60"
+            let korean = try await client.get(uri, [.acceptLanguage: "ko-KR,ko;q=0.9,en-US;q=0.8"])
+            #expect(try korean.json["reason"]?.stringValue?.hasPrefix("출발까지 60분") == true)
+            #expect(try korean.json["reachable"]?[0]?["category_label"] == "카페")
+            #expect(korean.headers[.vary] == "Accept-Encoding, Accept-Language")
+            let preferred = try await client.get(uri, [.acceptLanguage: "fr, en;q=0.9, ko;q=0.5"])
+            #expect(try preferred.json["reason"]?.stringValue?.hasPrefix("60 minutes remain") == true)
+            let refused = try await client.get(uri, [.acceptLanguage: "ko;q=0, en"])
+            #expect(try refused.json["reason"]?.stringValue?.hasPrefix("60 minutes remain") == true)
+            let query = try await client.get(uri + "&lang=en", [.acceptLanguage: "ko"])
+            #expect(try query.json["reason"]?.stringValue?.hasPrefix("60 minutes remain") == true)
+            let other = try await client.get("/v1/layers/places/nearby?lon=126.9707&lat=37.5547&k=1")
+            #expect(other.headers[.vary] == "Accept-Encoding")
+        }
+    }
+
+    @Test func preferredLanguageReadsQualities() {
+        #expect(Endpoint.preferredLanguage("ko") == .korean)
+        #expect(Endpoint.preferredLanguage("en-GB;q=0.4, ko-KR;q=0.6") == .korean)
+        #expect(Endpoint.preferredLanguage("de, *") == nil)
+        #expect(Endpoint.preferredLanguage("ko;q=abc, en;q=0.1") == .korean)
+        #expect(Endpoint.preferredLanguage(";;;,,,=") == nil)
+    }
+}
