@@ -64,6 +64,20 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations { blackHole(try fixture.engine.handle(request).get()) }
     }
+
+    Benchmark("reachable from a start position via a place, straight line, places 100k", configuration: reachable) { benchmark in
+        let fixture = ReachableFixture.shared
+        let request = fixture.nextKoreaRequest(startingAway: true)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(try fixture.engine.handle(request).get()) }
+    }
+
+    Benchmark("reachable from a start position via a place, Helsinki walking network", configuration: reachable) { benchmark in
+        let fixture = ReachableFixture.shared
+        let request = fixture.nextHelsinkiRequest(startingAway: true)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(try fixture.engine.handle(request).get()) }
+    }
 }
 
 /// A live sightings layer of 1M Korea-mixture points (record ids `s0`…), its engine, and
@@ -187,8 +201,8 @@ final class ReachableFixture: Sendable {
     static let shared = ReachableFixture()
 
     let engine: Engine
-    let koreaStations: [JSONValue]
-    let helsinkiStations: [JSONValue]
+    let koreaStations: [(id: JSONValue, coordinate: Coordinate)]
+    let helsinkiStations: [(id: JSONValue, coordinate: Coordinate)]
     private let cursor = Mutex(0)
 
     init() {
@@ -204,8 +218,8 @@ final class ReachableFixture: Sendable {
                   let helsinki = stations.first(where: { $0.name == "helsinki_stations" }) else {
                 preconditionFailure("Data/ has the stations and helsinki_stations layers")
             }
-            koreaStations = (0..<korea.count).compactMap { korea.record(atSlot: $0)?.idJSON }
-            helsinkiStations = (0..<helsinki.count).compactMap { helsinki.record(atSlot: $0)?.idJSON }
+            koreaStations = (0..<korea.count).compactMap { korea.record(atSlot: $0).map { ($0.idJSON, $0.coordinate) } }
+            helsinkiStations = (0..<helsinki.count).compactMap { helsinki.record(atSlot: $0).map { ($0.idJSON, $0.coordinate) } }
             // Places within about 3 km of the stations, 100,000 in all.
             var random = SplitMix64(seed: PointSets.seed + 11)
             let categories = ["cafe", "restaurant", "museum", "park", "viewpoint", "market"]
@@ -239,18 +253,30 @@ final class ReachableFixture: Sendable {
     }
 
     /// From the next Korean station, with 30 to 180 minutes left.
-    func nextKoreaRequest() -> JSONValue {
+    /// `startingAway`: the traveller is 500 m north-east of the station (a walk there,
+    /// then to the station).
+    func nextKoreaRequest(startingAway: Bool = false) -> JSONValue {
         let n = next()
-        return .object(["op": "reachable", "layer": "generated_places", "station": koreaStations[n % koreaStations.count],
-                        "remaining_minutes": .number(Double(30 + n * 37 % 151))])
+        var request: JSONObject = ["op": "reachable", "layer": "generated_places",
+                                   "station": koreaStations[n % koreaStations.count].id,
+                                   "remaining_minutes": .number(Double(30 + n * 37 % 151))]
+        if startingAway { Self.startAway(from: koreaStations[n % koreaStations.count].coordinate, into: &request) }
+        return .object(request)
+    }
+
+    static func startAway(from station: Coordinate, into request: inout JSONObject) {
+        request["lon"] = .number(station.longitude + 0.0040)
+        request["lat"] = .number(station.latitude + 0.0032)
     }
 
     /// From the next Helsinki station, over the walking network, with 30 to 180 minutes left.
-    func nextHelsinkiRequest() -> JSONValue {
+    func nextHelsinkiRequest(startingAway: Bool = false) -> JSONValue {
         let n = next()
-        return .object(["op": "reachable", "layer": "helsinki_places", "stations_layer": "helsinki_stations",
-                        "station": helsinkiStations[n % helsinkiStations.count],
-                        "remaining_minutes": .number(Double(30 + n * 37 % 151)),
-                        "travel": "network", "network": "helsinki_walk"])
+        var request: JSONObject = ["op": "reachable", "layer": "helsinki_places", "stations_layer": "helsinki_stations",
+                                   "station": helsinkiStations[n % helsinkiStations.count].id,
+                                   "remaining_minutes": .number(Double(30 + n * 37 % 151)),
+                                   "travel": "network", "network": "helsinki_walk"]
+        if startingAway { Self.startAway(from: helsinkiStations[n % helsinkiStations.count].coordinate, into: &request) }
+        return .object(request)
     }
 }

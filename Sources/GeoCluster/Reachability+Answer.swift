@@ -26,18 +26,25 @@ public struct ReachabilityAnswer: Sendable, Hashable {
     public struct ReachablePlace: Sendable, Hashable {
         /// The caller's index of the place.
         public var index: Int
-        /// Great-circle distance from the station, in metres.
+        /// Great-circle distance from where the walk starts (the station, or the start
+        /// position), in metres.
         public var straightLineDistanceMeters: Double
-        /// Walking distance each way in metres (the route is the same both ways).
+        /// Walking distance to the place in metres (each way, when the walk starts at the
+        /// station: the route is the same both ways).
         public var distanceMetersEachWay: Double
-        /// Walking time each way in minutes.
+        /// Walking time to the place in minutes.
         public var walkMinutesEachWay: Double
+        /// Walking distance from the place to the station in metres: the same as
+        /// ``distanceMetersEachWay`` when the walk starts at the station.
+        public var distanceMetersBack: Double
+        /// Walking time from the place to the station in minutes.
+        public var walkMinutesBack: Double
         /// Minutes planned at the place.
         public var dwellMinutes: Double
         /// Minutes from now by which the traveller must leave the place to walk back and
-        /// still keep the boarding buffer: `remaining - buffer - walk`.
+        /// still keep the boarding buffer: `remaining - buffer - walk back`.
         public var leaveByMinutes: Double
-        /// Minutes to spare: `remaining - (walk + dwell + walk + buffer)`, >= 0.
+        /// Minutes to spare: `remaining - (walk there + dwell + walk back + buffer)`, >= 0.
         public var slackMinutes: Double
     }
 
@@ -67,10 +74,12 @@ public struct ReachabilityAnswer: Sendable, Hashable {
     public struct UnreachablePlace: Sendable, Hashable {
         /// The caller's index of the place.
         public var index: Int
-        /// Great-circle distance from the station, in metres.
+        /// Great-circle distance from where the walk starts, in metres.
         public var straightLineDistanceMeters: Double
-        /// Walking distance each way in metres, when known (nil unless `notEnoughTime`).
+        /// Walking distance to the place in metres, when known (nil unless `notEnoughTime`).
         public var distanceMetersEachWay: Double?
+        /// Walking distance from the place to the station in metres, when known.
+        public var distanceMetersBack: Double?
         /// Minutes the visit would have planned at the place.
         public var dwellMinutes: Double
         /// Why it does not fit.
@@ -87,6 +96,10 @@ public struct ReachabilityAnswer: Sendable, Hashable {
     /// dwell: `(remaining - buffer - smallest dwell) / 2 * metres per minute`, divided by the
     /// detour factor in the straight-line model; 0 when no time is left to walk.
     public var searchRadiusMeters: Double
+    /// With a start position: minutes of walking from it straight to the station (along the
+    /// network, or the straight line times the detour factor). No place fits when this and
+    /// the buffer do not.
+    public var directWalkMinutes: Double?
     /// The places that fit, most slack first (or nearest first when asked).
     public var reachable: [ReachablePlace]
     /// The places inside the search radius that do not fit, nearest first.

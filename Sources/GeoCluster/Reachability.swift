@@ -81,8 +81,15 @@ public enum Reachability {
     /// every candidate within the search radius is listed, as reachable or not; candidates
     /// beyond it are left out, most of them after a cheap latitude/longitude box test that
     /// spares the exact distance.
+    ///
+    /// With `start`, the traveller is not at the station but at `start`: the walk goes from
+    /// there to the place, then to the station, and a place fits when
+    /// `walk there + dwell + walk to the station + buffer <= remaining`. The search radius is
+    /// then half of the longest walk: a place lies within the ellipse whose foci are the
+    /// start and the station and whose distances to them add up to twice the radius.
     public static func evaluate(
         from station: Coordinate,
+        start: Coordinate? = nil,
         remainingMinutes: Double,
         candidates: [ReachabilityCandidate],
         parameters: ReachabilityParameters = ReachabilityParameters(),
@@ -98,6 +105,7 @@ public enum Reachability {
         }
         try parameters.validate()
         _ = try Coordinate.validated(longitude: station.longitude, latitude: station.latitude)
+        if let start { _ = try Coordinate.validated(longitude: start.longitude, latitude: start.latitude) }
         var smallestDwellMinutes = parameters.smallestDwellMinutes
         for candidate in candidates {
             let point = candidate.coordinate
@@ -115,7 +123,7 @@ public enum Reachability {
                                         travel: travel, smallestDwellMinutes: smallestDwellMinutes)
         var answer = ReachabilityAnswer(
             status: .ok, reason: "", remainingMinutes: remainingMinutes,
-            searchRadiusMeters: radius, reachable: [], unreachable: [])
+            searchRadiusMeters: radius, directWalkMinutes: nil, reachable: [], unreachable: [])
         if remainingMinutes <= parameters.minimumRemainingMinutes {
             answer.status = .tooLittleTime
         } else if remainingMinutes <= parameters.tightRemainingMinutes {
@@ -128,25 +136,35 @@ public enum Reachability {
         if answer.status == .tooLittleTime { return answer }
 
         var visit = Visit(remainingMinutes: remainingMinutes, parameters: parameters)
-        switch travel {
-        case let .straightLine(distanceMeters):
+        switch (travel, start) {
+        case let (.straightLine(distanceMeters), nil):
             visit.straightLine(from: station, candidates: candidates, radiusMeters: radius,
                                distanceMeters: distanceMeters)
-        case let .network(network, distanceMeters):
+        case let (.network(network, distanceMeters), nil):
             visit.network(network, from: station, candidates: candidates, radiusMeters: radius,
                           distanceMeters: distanceMeters)
+        case let (.straightLine(distanceMeters), start?):
+            answer.directWalkMinutes = distanceMeters(start, station) * parameters.detourFactor
+                / parameters.pace.metersPerMinute
+            visit.straightLine(from: start, to: station, candidates: candidates, radiusMeters: radius,
+                               distanceMeters: distanceMeters)
+        case let (.network(network, distanceMeters), start?):
+            answer.directWalkMinutes = visit.network(network, from: start, to: station, candidates: candidates,
+                                                     radiusMeters: radius, distanceMeters: distanceMeters)
         }
 
         switch order {
         case .slack:
             visit.reachable.sort { a, b in
                 if a.slackMinutes != b.slackMinutes { return a.slackMinutes > b.slackMinutes }
-                if a.distanceMetersEachWay != b.distanceMetersEachWay { return a.distanceMetersEachWay < b.distanceMetersEachWay }
+                let walkA = a.distanceMetersEachWay + a.distanceMetersBack, walkB = b.distanceMetersEachWay + b.distanceMetersBack
+                if walkA != walkB { return walkA < walkB }
                 return a.index < b.index
             }
         case .distance:
             visit.reachable.sort { a, b in
-                if a.distanceMetersEachWay != b.distanceMetersEachWay { return a.distanceMetersEachWay < b.distanceMetersEachWay }
+                let walkA = a.distanceMetersEachWay + a.distanceMetersBack, walkB = b.distanceMetersEachWay + b.distanceMetersBack
+                if walkA != walkB { return walkA < walkB }
                 return a.index < b.index
             }
         }
@@ -210,24 +228,101 @@ private struct Visit {
         candidate.dwellMinutes ?? parameters.dwellMinutes(forCategory: candidate.category)
     }
 
-    /// Files a candidate whose walking distance each way is known.
-    mutating func record(_ candidate: ReachabilityCandidate, straightLineMeters: Double, distanceMetersEachWay: Double) {
+    /// Files a candidate whose walking distances there and back are known (the same, for
+    /// a walk from the station and back).
+    mutating func record(_ candidate: ReachabilityCandidate, straightLineMeters: Double, distanceMetersEachWay: Double,
+                         distanceMetersBack: Double? = nil) {
+        let back = distanceMetersBack ?? distanceMetersEachWay
         let walkMinutes = distanceMetersEachWay / metersPerMinute
+        let walkBackMinutes = back / metersPerMinute
         let dwell = dwellMinutes(of: candidate)
         let buffer = parameters.boardingBufferMinutes
-        let slack = remainingMinutes - (walkMinutes + dwell + walkMinutes + buffer)
+        let slack = remainingMinutes - (walkMinutes + dwell + walkBackMinutes + buffer)
         if slack >= 0 {
             reachable.append(.init(
                 index: candidate.index, straightLineDistanceMeters: straightLineMeters,
                 distanceMetersEachWay: distanceMetersEachWay, walkMinutesEachWay: walkMinutes,
-                dwellMinutes: dwell, leaveByMinutes: remainingMinutes - buffer - walkMinutes,
+                distanceMetersBack: back, walkMinutesBack: walkBackMinutes,
+                dwellMinutes: dwell, leaveByMinutes: remainingMinutes - buffer - walkBackMinutes,
                 slackMinutes: slack))
         } else {
             unreachable.append(.init(
                 index: candidate.index, straightLineDistanceMeters: straightLineMeters,
-                distanceMetersEachWay: distanceMetersEachWay, dwellMinutes: dwell,
+                distanceMetersEachWay: distanceMetersEachWay, distanceMetersBack: back, dwellMinutes: dwell,
                 reason: .notEnoughTime(minutesShort: -slack)))
         }
+    }
+
+    /// From `start` to each candidate and on to the station, along straight lines times
+    /// the detour factor: the candidates whose two great-circle legs add up to at most
+    /// twice the radius.
+    mutating func straightLine(
+        from start: Coordinate, to station: Coordinate, candidates: [ReachabilityCandidate], radiusMeters: Double,
+        distanceMeters: (Coordinate, Coordinate) -> Double
+    ) {
+        // A place in the ellipse is within twice the radius of the station.
+        let box = SearchBox(center: station, radiusMeters: 2 * radiusMeters)
+        for candidate in candidates where box.mayContain(candidate.coordinate) {
+            let there = distanceMeters(start, candidate.coordinate)
+            let back = distanceMeters(candidate.coordinate, station)
+            guard box.holds(exactMeters: there + back) else { continue }
+            record(candidate, straightLineMeters: there, distanceMetersEachWay: there * parameters.detourFactor,
+                   distanceMetersBack: back * parameters.detourFactor)
+        }
+    }
+
+    /// From `start` to each candidate and on to the station along the network: one search
+    /// from each end, each as far as the longest walk that could fit. Returns the minutes of
+    /// the walk from `start` straight to the station (infinite when no path joins them).
+    mutating func network(
+        _ network: WalkingNetwork, from start: Coordinate, to station: Coordinate, candidates: [ReachabilityCandidate],
+        radiusMeters: Double, distanceMeters: (Coordinate, Coordinate) -> Double
+    ) -> Double {
+        let stationNode = network.nearestNode(to: station).node
+        let stationSnapMeters = distanceMeters(station, network.nodes[stationNode])
+        let startNode = network.nearestNode(to: start).node
+        let startSnapMeters = distanceMeters(start, network.nodes[startNode])
+        let longest = 2 * radiusMeters
+        let fromStation = network.distancesMeters(from: stationNode, maxDistanceMeters: Swift.max(0, longest - stationSnapMeters))
+        let fromStart = network.distancesMeters(from: startNode, maxDistanceMeters: Swift.max(0, longest - startSnapMeters))
+        // The walk straight to the station, searched further when it is longer than any
+        // visit could be (then no place fits, and the traveller should head for the train).
+        var directMeters = fromStart[stationNode]
+        if !directMeters.isFinite, network.areConnected(startNode, stationNode) {
+            directMeters = network.distancesMeters(from: startNode, maxDistanceMeters: .infinity)[stationNode]
+        }
+        let direct = (startSnapMeters + directMeters + stationSnapMeters) / metersPerMinute
+
+        // A route is never shorter than the straight line, so the ellipse bounds it too.
+        let box = SearchBox(center: station, radiusMeters: longest)
+        for candidate in candidates where box.mayContain(candidate.coordinate) {
+            let straightThere = distanceMeters(start, candidate.coordinate)
+            guard box.holds(exactMeters: straightThere + distanceMeters(candidate.coordinate, station)) else { continue }
+            let placeNode = network.nearestNode(to: candidate.coordinate).node
+            let placeSnapMeters = distanceMeters(candidate.coordinate, network.nodes[placeNode])
+            let there = startSnapMeters + fromStart[placeNode] + placeSnapMeters
+            let back = placeSnapMeters + fromStation[placeNode] + stationSnapMeters
+            if there.isFinite, back.isFinite {
+                record(candidate, straightLineMeters: straightThere, distanceMetersEachWay: there, distanceMetersBack: back)
+                continue
+            }
+            let dwell = dwellMinutes(of: candidate)
+            let reason: ReachabilityAnswer.UnreachableReason
+            if !network.areConnected(startNode, placeNode) || !network.areConnected(placeNode, stationNode) {
+                reason = .notConnected
+            } else {
+                // A leg longer than the search; each unknown leg is at least that long.
+                let thereAtLeast = there.isFinite ? there : startSnapMeters + longest + placeSnapMeters
+                let backAtLeast = back.isFinite ? back : placeSnapMeters + longest + stationSnapMeters
+                let neededAtLeast = (thereAtLeast + backAtLeast) / metersPerMinute + dwell + parameters.boardingBufferMinutes
+                reason = .beyondNetworkSearch(minutesShortAtLeast: Swift.max(0, neededAtLeast - remainingMinutes))
+            }
+            unreachable.append(.init(
+                index: candidate.index, straightLineDistanceMeters: straightThere,
+                distanceMetersEachWay: there.isFinite ? there : nil, distanceMetersBack: back.isFinite ? back : nil,
+                dwellMinutes: dwell, reason: reason))
+        }
+        return direct
     }
 
     mutating func straightLine(
@@ -283,7 +378,7 @@ private struct Visit {
             }
             unreachable.append(.init(
                 index: candidate.index, straightLineDistanceMeters: straight,
-                distanceMetersEachWay: nil, dwellMinutes: dwell, reason: reason))
+                distanceMetersEachWay: nil, distanceMetersBack: nil, dwellMinutes: dwell, reason: reason))
         }
     }
 }

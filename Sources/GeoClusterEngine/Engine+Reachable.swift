@@ -21,8 +21,9 @@ extension Engine {
         var originJSON: JSONObject
         let origin: Coordinate
         var stationBuffer: Double?
+        var start: Coordinate?
         switch query.origin {
-        case let .station(id):
+        case let .station(id), let .via(id, _):
             let stations = try liveLayer(query.stationsLayer, field: "stations_layer", kind: .stations)
             let record = try station(id, in: stations, layerName: query.stationsLayer)
             origin = record.coordinate
@@ -32,6 +33,7 @@ extension Engine {
                ReachabilityParameters.allowedBoardingBufferMinutes.contains(buffer) {
                 stationBuffer = buffer
             }
+            if case let .via(_, position) = query.origin { start = position }
         case let .location(coordinate):
             origin = coordinate
             originJSON = [:]
@@ -80,7 +82,7 @@ extension Engine {
         case .straightLine:
             travel = .straightLine(distanceMeters: Self.geodesicMeters)
         case let .network(name):
-            let (chosen, network) = try self.network(name, covering: origin)
+            let (chosen, network) = try self.network(name, covering: [origin] + (start.map { [$0] } ?? []))
             networkName = chosen
             travel = .network(network, distanceMeters: Self.geodesicMeters)
         }
@@ -95,8 +97,11 @@ extension Engine {
             let liveFilter = try places.liveFilter(filter)
             let radius = Reachability.searchRadiusMeters(remainingMinutes: remainingMinutes, parameters: parameters,
                                                          travel: travel, smallestDwellMinutes: 0)
-            // Haversine with a 1 % margin keeps every place the geodesic puts inside.
-            let found = places.index.points(within: radius * 1.01 + 1, of: origin, filter: liveFilter)
+            // Haversine with a 1 % margin keeps every place the geodesic puts inside. From a
+            // start position, a place whose two legs fit is within twice the radius of the
+            // station.
+            let reach = start == nil ? radius : 2 * radius
+            let found = places.index.points(within: reach * 1.01 + 1, of: origin, filter: liveFilter)
             guard found.count <= limits.maxFeaturesPerResponse else {
                 throw .tooLarge(what: "\(found.count) candidate places within \(Int(radius)) m",
                                 limit: limits.maxFeaturesPerResponse)
@@ -113,7 +118,8 @@ extension Engine {
         }
         let answer: ReachabilityAnswer
         do {
-            answer = try Reachability.evaluate(from: origin, remainingMinutes: remainingMinutes, candidates: candidates,
+            answer = try Reachability.evaluate(from: origin, start: start, remainingMinutes: remainingMinutes,
+                                               candidates: candidates,
                                                parameters: parameters, travel: travel, order: query.order,
                                                language: query.language)
         } catch {
@@ -131,14 +137,30 @@ extension Engine {
         }
         result["search_radius_m"] = .number(Self.nearest(answer.searchRadiusMeters))
         result[query.origin.isStation ? "station" : "location"] = .object(originJSON)
+        if let start {
+            result["location"] = .object(["lon": .number(start.longitude), "lat": .number(start.latitude)])
+            if let direct = answer.directWalkMinutes {
+                result["direct_walk_minutes"] = direct.isFinite ? .number(Self.up(direct)) : .null
+            }
+        }
         result["travel"] = .string(networkName == nil ? "straight_line" : "network")
         if let networkName { result["network"] = .string(networkName) }
         let page = answer.reachable.dropFirst(query.offset).prefix(query.limit)
         result["reachable"] = .array(page.map { place in
             var item = Self.placeJSON(places.record(atSlot: place.index), language: query.language)
-            item["distance_m"] = .number(Self.up(place.distanceMetersEachWay))
+            if start == nil {
+                item["distance_m"] = .number(Self.up(place.distanceMetersEachWay))
+            } else {
+                item["distance_out_m"] = .number(Self.up(place.distanceMetersEachWay))
+                item["distance_back_m"] = .number(Self.up(place.distanceMetersBack))
+            }
             item["straight_line_m"] = .number(Self.nearest(place.straightLineDistanceMeters))
-            item["walk_minutes"] = .number(Self.up(place.walkMinutesEachWay))
+            if start == nil {
+                item["walk_minutes"] = .number(Self.up(place.walkMinutesEachWay))
+            } else {
+                item["walk_minutes_out"] = .number(Self.up(place.walkMinutesEachWay))
+                item["walk_minutes_back"] = .number(Self.up(place.walkMinutesBack))
+            }
             item["dwell_minutes"] = .number(place.dwellMinutes)
             if let clock {
                 item["leave_by"] = .string(Self.clockText(clock.nowEpochSeconds, plusMinutes: place.leaveByMinutes,
@@ -155,7 +177,12 @@ extension Engine {
             result["unreachable"] = .array(answer.unreachable.prefix(Request.maxReachableLimit).map { place in
                 var item = Self.placeJSON(places.record(atSlot: place.index), language: query.language)
                 item["straight_line_m"] = .number(Self.nearest(place.straightLineDistanceMeters))
-                if let walk = place.distanceMetersEachWay { item["distance_m"] = .number(Self.up(walk)) }
+                if start == nil {
+                    if let walk = place.distanceMetersEachWay { item["distance_m"] = .number(Self.up(walk)) }
+                } else {
+                    if let walk = place.distanceMetersEachWay { item["distance_out_m"] = .number(Self.up(walk)) }
+                    if let walk = place.distanceMetersBack { item["distance_back_m"] = .number(Self.up(walk)) }
+                }
                 item["dwell_minutes"] = .number(place.dwellMinutes)
                 item["reason"] = .string(place.reason.code)
                 switch place.reason {
@@ -246,21 +273,22 @@ extension Engine {
 
     /// The named network, or the first by name whose nodes' bounds hold the origin; the
     /// origin must lie within the chosen network's bounds.
-    private func network(_ name: String?, covering origin: Coordinate) throws(EngineError) -> (String, WalkingNetwork) {
+    private func network(_ name: String?, covering points: [Coordinate]) throws(EngineError) -> (String, WalkingNetwork) {
         if let name {
             guard let network = networks[name] else {
                 let known = networks.keys.sorted().joined(separator: ", ")
                 throw .unknownNetwork(field: "network", reason: "no walking network named \"\(name)\" (loaded: \(known.isEmpty ? "none" : known))")
             }
-            guard Self.covers(network, origin) else {
-                throw .unknownNetwork(field: "network", reason: "walking network \"\(name)\" does not cover \(origin.longitude), \(origin.latitude)")
+            for point in points where !Self.covers(network, point) {
+                throw .unknownNetwork(field: "network", reason: "walking network \"\(name)\" does not cover \(point.longitude), \(point.latitude)")
             }
             return (name, network)
         }
         for name in networks.keys.sorted() {
-            if let network = networks[name], Self.covers(network, origin) { return (name, network) }
+            if let network = networks[name], points.allSatisfy({ Self.covers(network, $0) }) { return (name, network) }
         }
-        throw .unknownNetwork(field: "travel", reason: "no loaded walking network covers \(origin.longitude), \(origin.latitude); "
+        let described = points.map { "\($0.longitude), \($0.latitude)" }.joined(separator: " and ")
+        throw .unknownNetwork(field: "travel", reason: "no loaded walking network covers \(described); "
             + "use \"travel\": \"straight_line\"")
     }
 
@@ -375,7 +403,9 @@ extension Engine {
 
 extension ReachableQuery.Origin {
     var isStation: Bool {
-        if case .station = self { return true }
-        return false
+        switch self {
+        case .station, .via: true
+        case .location: false
+        }
     }
 }

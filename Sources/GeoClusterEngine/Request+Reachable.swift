@@ -40,11 +40,13 @@ public struct NearbyQuery: Sendable, Equatable {
 /// The fields of `reachable`: where the traveller is, how much time they have, which places
 /// to consider, the model's parameters and how to present the answer.
 public struct ReachableQuery: Sendable, Equatable {
-    /// Where the traveller starts and returns to.
+    /// Where the traveller starts and where the walk ends.
     public enum Origin: Sendable, Equatable {
-        /// A station of the stations layer, by id as given (a string or an integer).
+        /// A station of the stations layer, by id as given (a string or an integer) or by name.
         case station(id: JSONValue)
         case location(Coordinate)
+        /// From a position (a traveller already walking) to a place, then to the station.
+        case via(station: JSONValue, start: Coordinate)
     }
 
     /// How the time available is given.
@@ -135,8 +137,11 @@ public struct ReachableQuery: Sendable, Equatable {
             origin = .station(id: station)
         case (nil, true):
             origin = .location(try fields.location())
-        case (.some, true):
-            throw .invalidField("station", reason: "give either \"station\" or \"lon\"/\"lat\", not both")
+        case let (station?, true):
+            guard LayerRecord.idKey(of: station) != nil else {
+                throw .invalidField("station", reason: "must be a station id: a non-empty string or an integer")
+            }
+            origin = .via(station: station, start: try fields.location())
         case (nil, false):
             throw .invalidField("station", reason: "is required unless \"lon\" and \"lat\" give the location")
         }

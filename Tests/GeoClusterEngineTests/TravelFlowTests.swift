@@ -214,3 +214,77 @@ struct SampleStationsTests {
         #expect(withPlaces >= 8)
     }
 }
+
+/// A traveller already walking: from their position to a place, then to the station.
+struct WalkViaAPlaceTests {
+    /// Walk out, dwell, walk back, buffer and slack of a listed place: the remaining time,
+    /// give or take the rounding of each to a tenth.
+    static func minutesAccounted(_ place: JSONValue, buffer: Double) -> Double {
+        let parts: [Double] = ["walk_minutes_out", "dwell_minutes", "walk_minutes_back", "slack_minutes"].map { name in
+            place[name]?.doubleValue ?? .nan
+        }
+        return parts.reduce(buffer, +)
+    }
+
+    @Test func fromHereToAPlaceThenToTheStation() throws {
+        let engine = try ReachableTests.engine()
+        // Standing at the cafe 500 m east of the station: nothing to walk there, 650 m back.
+        let here = ReachableTests.at(500)
+        let answer = try TravelFlowTests.run(engine, ["lon": .number(here.longitude), "lat": .number(here.latitude),
+                                                      "remaining_minutes": 75, "include_unreachable": true])
+        #expect(answer["station"]?["id"] == "seoul")
+        #expect(answer["location"]?["lon"] == .number(here.longitude))
+        #expect(answer["direct_walk_minutes"] == 8.7)  // 650 / 75 = 8.67, rounded up
+        let cafe = try #require(ReachableTests.item(answer, "cafe-500"))
+        #expect(cafe["distance_out_m"] == 0)
+        #expect(cafe["distance_back_m"] == 650)
+        #expect(cafe["walk_minutes_out"] == 0)
+        #expect(cafe["walk_minutes_back"] == 8.7)
+        #expect(cafe["slack_minutes"] == 26.3)       // 75 - (0 + 30 + 8.67 + 10)
+        #expect(cafe["leave_by_minutes"] == 56.3)    // 75 - 10 - 8.67
+        #expect(cafe["distance_m"] == nil)
+        // Every listed visit adds up: out + dwell + back + buffer + slack = remaining.
+        for place in answer["reachable"]?.arrayValue ?? [] {
+            #expect(abs(Self.minutesAccounted(place, buffer: 10) - 75) <= 0.25, "\(place)")
+        }
+        // The park 2 km west is 2.5 km from here: out of reach from here, though not from the station.
+        #expect(ReachableTests.item(answer, "park-2000") == nil)
+    }
+
+    @Test func tooFarFromTheStationListsNothing() throws {
+        let engine = try ReachableTests.engine()
+        let far = ReachableTests.at(2_000, azimuth: 180)
+        let answer = try TravelFlowTests.run(engine, ["lon": .number(far.longitude), "lat": .number(far.latitude),
+                                                      "remaining_minutes": 30])
+        #expect(answer["direct_walk_minutes"] == 34.7)  // 2600 / 75
+        #expect(answer["reachable"] == [])
+    }
+
+    /// Starting at the station itself, the walk there and back is the round trip.
+    @Test(arguments: ["straight_line", "network"])
+    func startingAtTheStationIsTheRoundTrip(travel: String) throws {
+        let engine = try HelsinkiReachableTests.engine()
+        var request: JSONObject = ["op": "reachable", "layer": "helsinki_places", "stations_layer": "helsinki_stations",
+                                   "station": "helsinki-central", "remaining_minutes": 60, "limit": 1_000,
+                                   "travel": .string(travel)]
+        let roundTrip = try engine.handle(.object(request)).get()
+        let station = try #require(roundTrip["station"])
+        request["lon"] = station["lon"]
+        request["lat"] = station["lat"]
+        let via = try engine.handle(.object(request)).get()
+        let ids = (roundTrip["reachable"]?.arrayValue ?? []).map { $0["id"] }
+        #expect(ids.count > 50)
+        #expect((via["reachable"]?.arrayValue ?? []).map { $0["id"] } == ids)
+        for (a, b) in zip(roundTrip["reachable"]?.arrayValue ?? [], via["reachable"]?.arrayValue ?? []) {
+            #expect(a["slack_minutes"] == b["slack_minutes"] && a["distance_m"] == b["distance_out_m"]
+                    && b["distance_out_m"] == b["distance_back_m"])
+        }
+        // Starting 400 m away, every visit still adds up, along the network too.
+        request["lon"] = .number(24.9414566 + 0.0072)
+        let away = try engine.handle(.object(request)).get()
+        #expect((away["reachable"]?.arrayValue ?? []).count > 10)
+        for place in away["reachable"]?.arrayValue ?? [] {
+            #expect(abs(Self.minutesAccounted(place, buffer: 10) - 60) <= 0.25, "\(place)")
+        }
+    }
+}
