@@ -740,7 +740,7 @@ def sighting_features(rng):
 
 def manifest():
     return {"layers": [
-        {"name": "sightings", "kind": "sightings", "file": "sightings.geojson",
+        {"name": "sightings", "kind": "sightings", "file": "sightings.geojson", "species_checklist": "species.json",
          "description": "Synthetic bird sightings in South Korea 2023-2025 at real wetland "
                         "hotspots with species seasonality; not real observations.",
          "license": "CC0-1.0",
@@ -807,9 +807,20 @@ def main():
                   place_features(Rng(SEED + 1), by_id) + short_visit_features(by_id))
     write_geojson(os.path.join(args.out, "sightings.geojson"), sighting_features(Rng(SEED + 2)))
 
+    write_species_checklist(os.path.join(args.out, "species.json"))
+
     with open(os.path.join(args.out, "layers.json"), "w", encoding="utf-8", newline="\n") as f:
         f.write(json.dumps(manifest(), ensure_ascii=False, indent=2))
         f.write("\n")
+
+
+def write_species_checklist(path):
+    """The sightings layer's species checklist: every species of SPECIES (compiled by hand
+    for this project) by scientific, Korean and English name, in SPECIES order."""
+    species = [{"scientific": s[0], "ko": s[1], "en": s[2]} for s in SPECIES]
+    text = json.dumps({"species": species}, ensure_ascii=False, indent=1)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text + "\n")
 
 
 if __name__ == "__main__":

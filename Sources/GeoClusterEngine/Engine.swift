@@ -324,7 +324,10 @@ public final class Engine: Sendable {
             if case .insert = batch { isInsert = true }
             op = isInsert ? "insert" : "upsert"
             changes.reserveCapacity(records.count)
-            for (i, json) in records.enumerated() {
+            let checklist = store.layer.speciesChecklist
+            for (i, given) in records.enumerated() {
+                var json = given
+                if let checklist { json = try Self.namingScientifically(json, checklist, layer: name, index: i) }
                 let record = try LayerRecord(json: json, kind: kind, layer: name, index: i)
                 changes.append(isInsert ? .insert(record) : .upsert(record))
             }
@@ -340,6 +343,29 @@ public final class Engine: Sendable {
         let layer = try store.apply(changes)
         return .object(["layer": .string(name), "op": .string(op), "applied": .number(Double(changes.count)),
                         "count": .number(Double(layer.count)), "version": .number(Double(layer.version))])
+    }
+
+    /// A sighting whose species is given by any name of the checklist, with the scientific
+    /// name in its place; `unknown_species` for a name the checklist does not have. Other
+    /// mistakes are left for the record's own checks.
+    private static func namingScientifically(_ json: JSONValue, _ checklist: SpeciesChecklist, layer: String,
+                                             index: Int) throws(EngineError) -> JSONValue {
+        guard var object = json.objectValue else { return json }
+        if let name = object["species"]?.stringValue {
+            guard let scientific = checklist.scientificName(name) else {
+                throw .unknownSpecies(field: "records[\(index)].species", layer: layer, name: name)
+            }
+            if scientific != name { object["species"] = .string(scientific) }
+        } else if var properties = object["properties"]?.objectValue, let name = properties["species"]?.stringValue {
+            guard let scientific = checklist.scientificName(name) else {
+                throw .unknownSpecies(field: "records[\(index)].species", layer: layer, name: name)
+            }
+            if scientific != name {
+                properties["species"] = .string(scientific)
+                object["properties"] = .object(properties)
+            }
+        }
+        return .object(object)
     }
 
     // MARK: Output

@@ -51,6 +51,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownStation(layer: String, id: String)
     /// `reachable`: a station name that more than one station answers to.
     case ambiguousStation(layer: String, name: String, candidates: [String])
+    /// A species name that the sightings layer's checklist does not have.
+    case unknownSpecies(field: String, layer: String, name: String)
     /// `reachable`: no walking network of that name, or none covering the station.
     case unknownNetwork(field: String, reason: String)
     /// The durable store could not commit a write (or could not be read): nothing of the
@@ -107,6 +109,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notLiveLayer: "not_live_layer"
         case .unknownStation: "unknown_station"
         case .ambiguousStation: "ambiguous_station"
+        case .unknownSpecies: "unknown_species"
         case .unknownNetwork: "unknown_network"
         case .storageUnavailable: "storage_unavailable"
         }
@@ -127,6 +130,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .projection(_, field): field
         case let .wrongLayerKind(field, _, _, _), let .notLiveLayer(field, _), let .unknownNetwork(field, _): field
         case .unknownStation, .ambiguousStation: "station"
+        case let .unknownSpecies(field, _, _): field
         default: nil
         }
     }
@@ -156,6 +160,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .notLiveLayer(_, layer):
             "layer \"\(layer)\" uses the radius algorithm; this operation needs a live layer"
         case let .unknownStation(layer, id): "no station with id or name \(id) in layer \"\(layer)\""
+        case let .unknownSpecies(_, layer, name):
+            "no species named \"\(name.prefix(80))\" on the checklist of layer \"\(layer)\" (scientific, Korean or English names)"
         case let .ambiguousStation(layer, name, candidates):
             "\(candidates.count) stations of layer \"\(layer)\" answer to \"\(name)\": \(candidates.joined(separator: ", ")); give one by id"
         case let .unknownNetwork(_, reason): reason

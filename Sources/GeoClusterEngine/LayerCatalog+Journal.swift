@@ -22,7 +22,8 @@ extension LayerCatalog {
                 return .radius(try Layer(name: spec.name, kind: spec.kind, features: features,
                                          options: spec.options))
             case .live:
-                let layer = try LiveLayer(name: spec.name, kind: spec.kind, stored: stored.records, options: options)
+                var layer = try LiveLayer(name: spec.name, kind: spec.kind, stored: stored.records, options: options)
+                layer.speciesChecklist = spec.speciesChecklist
                 return .live(LiveLayerStore(layer, journal: journal, sequence: stored.sequence))
             }
         }
@@ -30,7 +31,8 @@ extension LayerCatalog {
             return try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: .radius, options: spec.options)
         }
         let records = try records(of: try readFeatures(spec.path), kind: spec.kind, layer: spec.name)
-        let layer = try LiveLayer(name: spec.name, kind: spec.kind, records: records, options: options)
+        var layer = try LiveLayer(name: spec.name, kind: spec.kind, records: records, options: options)
+        layer.speciesChecklist = spec.speciesChecklist
         guard let sequence = try journal.seedLayer(spec.name, kind: spec.kind, records: records.map(StoredRecord.init)) else {
             // Another process seeded it between the two calls: take what it stored.
             return try load(spec, journal: journal)

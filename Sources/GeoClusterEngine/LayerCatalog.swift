@@ -18,10 +18,15 @@ public enum LayerCatalog {
     public static func load(directory: String) throws(EngineError) -> [EngineLayer] {
         var layers: [EngineLayer] = []
         for spec in try specs(directory: directory) {
-            layers.append(try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: spec.algorithm,
-                                   options: spec.options))
+            layers.append(try load(spec))
         }
         return layers
+    }
+
+    /// A layer as its spec describes it, from its file (without a store).
+    public static func load(_ spec: LayerSpec) throws(EngineError) -> EngineLayer {
+        try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: spec.algorithm, options: spec.options,
+                 speciesChecklist: spec.speciesChecklist)
     }
 
     /// A layer as `layers.json` (or `--layer-file`) describes it, before it is loaded.
@@ -33,14 +38,18 @@ public enum LayerCatalog {
         /// The GeoJSON FeatureCollection file of the layer's records. With a store it only
         /// seeds the layer, and may be absent once the store holds the layer.
         public var path: String
+        /// A sightings layer's `species_checklist`, read.
+        public var speciesChecklist: SpeciesChecklist?
 
         public init(name: String, kind: LayerKind, algorithm: Algorithm? = nil,
-                    options: RadiusClusterOptions = RadiusClusterOptions(), path: String) {
+                    options: RadiusClusterOptions = RadiusClusterOptions(), path: String,
+                    speciesChecklist: SpeciesChecklist? = nil) {
             self.name = name
             self.kind = kind
             self.algorithm = algorithm ?? .default(for: kind)
             self.options = options
             self.path = path
+            self.speciesChecklist = speciesChecklist
         }
     }
 
@@ -67,8 +76,16 @@ public enum LayerCatalog {
             }
             let algorithm = try algorithm(entry["options"], kind: kind, place: place)
             let options = try clusterOptions(entry["options"], place: place)
+            var checklist: SpeciesChecklist?
+            if let checklistFile = entry["species_checklist"]?.stringValue {
+                guard kind == .sightings, algorithm == .live else {
+                    throw .invalidLayerSource(path: place, reason: "\"species_checklist\" applies to live sightings layers")
+                }
+                let path = directory + "/" + checklistFile
+                checklist = try SpeciesChecklist(json: try readJSON(path), path: path)
+            }
             specs.append(LayerSpec(name: name, kind: kind, algorithm: algorithm, options: options,
-                                   path: directory + "/" + file))
+                                   path: directory + "/" + file, speciesChecklist: checklist))
         }
         return specs
     }
@@ -123,15 +140,17 @@ public enum LayerCatalog {
     /// One layer from a GeoJSON FeatureCollection file. Every record is validated against
     /// the kind's schema; the first bad one fails the load, naming its feature and field.
     public static func load(file path: String, name: String, kind: LayerKind = .points, algorithm: Algorithm? = nil,
-                            options: RadiusClusterOptions = RadiusClusterOptions()) throws(EngineError) -> EngineLayer {
+                            options: RadiusClusterOptions = RadiusClusterOptions(),
+                            speciesChecklist: SpeciesChecklist? = nil) throws(EngineError) -> EngineLayer {
         let features = try readFeatures(path)
         switch algorithm ?? .default(for: kind) {
         case .radius:
             return .radius(try Layer(name: name, kind: kind, features: features, options: options))
         case .live:
             let records = try records(of: consume features, kind: kind, layer: name)
-            return .live(LiveLayerStore(try LiveLayer(name: name, kind: kind, records: records,
-                                                      options: LiveClusterOptions(options))))
+            var layer = try LiveLayer(name: name, kind: kind, records: records, options: LiveClusterOptions(options))
+            layer.speciesChecklist = speciesChecklist
+            return .live(LiveLayerStore(layer))
         }
     }
 

@@ -35,7 +35,7 @@ public struct LineProtocol: Sendable {
         // Layers, clusters, tiles and answer sizes.
         "unknown_layer", "unknown_cluster", "invalid_bbox", "invalid_tile", "too_large", "invalid_filter",
         // Writes.
-        "invalid_record", "duplicate_id", "unknown_id", "storage_unavailable", "read_only_layer",
+        "invalid_record", "duplicate_id", "unknown_species", "unknown_id", "storage_unavailable", "read_only_layer",
         // `nearby` and `reachable`.
         "not_live_layer", "wrong_layer_kind", "unknown_station", "ambiguous_station", "unknown_network", "invalid_remaining_time",
         "invalid_walking_speed", "unknown_walking_pace", "invalid_reachability_parameter",

@@ -21,6 +21,10 @@ public struct LiveLayer: Sendable {
     private var freeSlots: [Int] = []
     /// Incremented by every applied write batch.
     public internal(set) var version = 0
+    /// The species a sightings layer knows by every name; filters and writes then take any
+    /// of the names and refuse others. Without one, species are scientific names as stored,
+    /// and any name is accepted.
+    public var speciesChecklist: SpeciesChecklist?
     /// Wall-clock seconds that checking the initial records and building the index over
     /// them took (0 for a layer created empty). Writes after that do not change it.
     public private(set) var buildSeconds = 0.0
@@ -167,7 +171,16 @@ public struct LiveLayer: Sendable {
         try require("line", .stations, present: filter.line != nil)
 
         var result = LiveFilter()
-        if let names = filter.species ?? filter.categories {
+        if let names = filter.species, let checklist = speciesChecklist {
+            var partitions: [Int] = []
+            for name in names {
+                guard let scientific = checklist.scientificName(name) else {
+                    throw .unknownSpecies(field: "species", layer: self.name, name: name)
+                }
+                if let partition = partitionNumbers[scientific] { partitions.append(partition) }
+            }
+            result.partitions = partitions
+        } else if let names = filter.species ?? filter.categories {
             // A name with no point yet matches nothing, which is not an error.
             result.partitions = names.compactMap { partitionNumbers[$0] }
         }

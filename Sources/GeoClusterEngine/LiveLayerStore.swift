@@ -133,9 +133,10 @@ public final class LiveLayerStore: Sendable {
                 }
             }
         case let .snapshot(records):
-            let version = layer.version
+            let version = layer.version, checklist = layer.speciesChecklist
             layer = try LiveLayer(name: name, kind: kind, stored: records, options: layer.index.options)
             layer.version = version
+            layer.speciesChecklist = checklist
         }
         layer.version += 1
     }

@@ -72,8 +72,7 @@ struct LayerSourceOptions: ParsableArguments {
             if let journal {
                 layers.append(try LayerCatalog.load(spec, journal: journal))
             } else {
-                layers.append(try LayerCatalog.load(file: spec.path, name: spec.name, kind: spec.kind,
-                                                    algorithm: spec.algorithm, options: spec.options))
+                layers.append(try LayerCatalog.load(spec))
             }
         }
         let engine = try Engine(entries: layers, limits: Engine.Limits(maxFeaturesPerResponse: maxFeaturesPerAnswer),

@@ -15,7 +15,7 @@ enum StoreFixtures {
     /// A flat sightings record with id `id`, spread over Korea by `n`.
     static func sighting(_ id: String, _ n: Int, count: Int = 1) -> JSONValue {
         .object(["id": .string(id), "lon": .number(126.0 + Double(n % 300) * 0.01),
-                 "lat": .number(35.0 + Double(n / 300 % 300) * 0.01), "species": "Egretta alba",
+                 "lat": .number(35.0 + Double(n / 300 % 300) * 0.01), "species": "Ardea alba",
                  "count": .number(Double(count)), "observed_at": "2025-05-01T06:30:00+09:00"])
     }
 
