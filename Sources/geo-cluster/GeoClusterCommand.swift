@@ -13,7 +13,11 @@ struct GeoClusterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geo-cluster",
         abstract: "Map clustering and geospatial queries over in-memory point layers.",
+        version: version,
         subcommands: [Query.self, Serve.self, ImportCommand.self])
+
+    /// The release this source tree is; `--version` prints it.
+    static let version = "0.5.0"
 }
 
 /// Where the layers come from; shared by every subcommand that serves queries.

@@ -13,7 +13,9 @@ struct Serve: AsyncParsableCommand {
             Routes: GET /v1/layers, /v1/stats, /v1/layers/{layer}, \
             /v1/layers/{layer}/clusters?bbox=w,s,e,n&zoom=z, \
             /v1/layers/{layer}/clusters/{id}/children|leaves|expansion-zoom, \
-            /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson|.mvt, /healthz, /readyz, /metrics; \
+            /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson|.mvt, /v1/layers/{layer}/nearby, \
+            /v1/layers/{layer}/points/{id}, /v1/reachable, /v1/stations, /v1/project, \
+            /healthz, /readyz, /metrics; \
             POST /v1/query with JSON lines; POST, PUT, DELETE /v1/layers/{layer}/points[/{id}] \
             to write live layers; GET / is a map viewer (see docs/PROTOCOL.md and docs/HTTP.md).
             The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT, GEO_CLUSTER_DATA, \

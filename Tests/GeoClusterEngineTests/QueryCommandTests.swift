@@ -21,6 +21,17 @@ struct QueryCommandTests {
         return (process, stdin, stdout, stderr)
     }
 
+    @Test func versionAndHelpNameWhatTheBinaryIs() throws {
+        let version = try GeoClusterExecutable.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0.5.0")
+        // Every route the server has is named in `serve --help`.
+        let help = try GeoClusterExecutable.run(["serve", "--help"])
+        for route in ["/v1/project", "/v1/reachable", "/v1/stations", "/nearby", "/points/{id}", "/v1/query"] {
+            #expect(help.stdout.contains(route), "\(route)")
+        }
+    }
+
     @Test func answersEveryLineInOrderAndExitsZero() throws {
         let file = try Self.layerFile()
         let (process, stdin, stdout, _) = try start(["query", "--layer-file", "stations=\(file.path)"])
