@@ -38,15 +38,22 @@ extension Request {
     public static let maxStationsLimit = 1_000
 }
 
+/// Names as people type them: without case, spaces, hyphens, dots, underscores and
+/// apostrophes, so that `Red-crowned Crane` is `red crowned crane` and `서울 역` is `서울역`.
+enum NameKey {
+    static func of(_ name: String) -> String {
+        String(name.lowercased().unicodeScalars.filter { scalar in
+            !(scalar.properties.isWhitespace || "-·._'’".unicodeScalars.contains(scalar))
+        })
+    }
+}
+
 /// How station names are compared: `서울역`, `서울 역`, `서울` and `Seoul Station` are the
 /// same name, as are `김천(구미)` and `김천`.
 enum StationName {
-    /// A name without spaces, hyphens, dots and case, and without a trailing `역` or
-    /// `station`.
+    /// The name's ``NameKey`` without a trailing `역` or `station`.
     static func key(_ name: String) -> String {
-        var text = String(name.lowercased().unicodeScalars.filter { scalar in
-            !(scalar.properties.isWhitespace || scalar == "-" || scalar == "·" || scalar == "." || scalar == "_")
-        })
+        var text = NameKey.of(name)
         for suffix in ["station", "역"] where text.hasSuffix(suffix) && text.count > suffix.count {
             text.removeLast(suffix.count)
         }

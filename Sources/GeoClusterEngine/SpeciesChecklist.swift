@@ -73,9 +73,5 @@ public struct SpeciesChecklist: Sendable, Equatable {
         species.first { $0.scientific == scientific }
     }
 
-    static func key(_ name: String) -> String {
-        String(name.lowercased().unicodeScalars.filter { scalar in
-            !(scalar.properties.isWhitespace || scalar == "-" || scalar == "'" || scalar == "’" || scalar == ".")
-        })
-    }
+    static func key(_ name: String) -> String { NameKey.of(name) }
 }

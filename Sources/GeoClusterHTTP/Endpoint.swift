@@ -85,16 +85,9 @@ struct Endpoint: Sendable {
     /// them is one, or the header cannot be read: the default then applies.
     static func preferredLanguage(_ header: String) -> ReachabilityLanguage? {
         var ranked: [(q: Double, order: Int, language: ReachabilityLanguage)] = []
-        for (order, item) in header.split(separator: ",").prefix(32).enumerated() {
-            let parts = item.split(separator: ";")
-            guard let tag = parts.first?.trimmingSpaces, let language = ReachabilityLanguage(tag: tag) else { continue }
-            var q = 1.0
-            for parameter in parts.dropFirst() {
-                let pair = parameter.trimmingSpaces.split(separator: "=", maxSplits: 1)
-                if pair.count == 2, pair[0] == "q" || pair[0] == "Q", let value = Double(pair[1]), (0...1).contains(value) {
-                    q = value
-                }
-            }
+        for (order, item) in QualityList.items(header).prefix(32).enumerated() {
+            guard let language = ReachabilityLanguage(tag: item.token) else { continue }
+            let q = item.q.flatMap { (0...1).contains($0) ? $0 : nil } ?? 1
             if q > 0 { ranked.append((q, order, language)) }
         }
         return ranked.min { $0.q != $1.q ? $0.q > $1.q : $0.order < $1.order }?.language

@@ -192,15 +192,9 @@ enum AcceptEncoding {
         var gzip: Bool?
         var any: Bool?
         for value in values {
-            for item in value.split(separator: ",") {
-                let parts = item.split(separator: ";")
-                guard let name = parts.first?.trimmingSpaces.lowercased() else { continue }
-                let accepted = parts.dropFirst().allSatisfy { parameter in
-                    let pair = parameter.split(separator: "=", maxSplits: 1)
-                    guard pair.count == 2, pair[0].trimmingSpaces.lowercased() == "q" else { return true }
-                    return (Double(pair[1].trimmingSpaces) ?? 1) > 0
-                }
-                switch name {
+            for item in QualityList.items(value) {
+                let accepted = (item.q ?? 1) > 0
+                switch item.token.lowercased() {
                 case "gzip", "x-gzip": gzip = accepted
                 case "*": any = accepted
                 default: break
@@ -208,6 +202,27 @@ enum AcceptEncoding {
             }
         }
         return gzip ?? any ?? false
+    }
+}
+
+/// A header of comma-separated tokens with optional `;q=` weights (`Accept-Encoding`,
+/// `Accept-Language`; RFC 9110 §12.4.2).
+enum QualityList {
+    /// The items in order: each token, and its `q` when one is given as a number (`nil`
+    /// when absent or unreadable; callers say what that means).
+    static func items(_ value: String) -> [(token: Substring, q: Double?)] {
+        var items: [(token: Substring, q: Double?)] = []
+        for item in value.split(separator: ",") {
+            let parts = item.split(separator: ";")
+            guard let token = parts.first?.trimmingSpaces, !token.isEmpty else { continue }
+            var q: Double?
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                if pair.count == 2, pair[0].trimmingSpaces.lowercased() == "q" { q = Double(pair[1].trimmingSpaces) }
+            }
+            items.append((token, q))
+        }
+        return items
     }
 }
 
