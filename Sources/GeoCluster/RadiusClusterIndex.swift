@@ -239,7 +239,7 @@ public struct RadiusClusterIndex: Sendable {
 
     /// An input point's position on the level of input points: Web Mercator in [0, 1],
     /// rounded to `Float` as supercluster rounds it.
-    private static func projected(_ coordinate: Coordinate) -> (x: Double, y: Double) {
+    static func projected(_ coordinate: Coordinate) -> (x: Double, y: Double) {
         (Double(Float(WebMercator.x(longitude: coordinate.longitude))),
          Double(Float(WebMercator.y(latitude: coordinate.latitude))))
     }
@@ -503,7 +503,7 @@ final class VisitedFlags: @unchecked Sendable {
 
 /// Neighbour lists of the last items of a level, computed on another thread while the
 /// greedy pass works through the first ones (see `Builder.cluster`).
-private final class LookaheadLists: @unchecked Sendable {
+final class LookaheadLists: @unchecked Sendable {
     /// Items from which the lookahead pays for handing work to another thread.
     static let minimumCount = 20_000
 
@@ -527,12 +527,15 @@ private final class LookaheadLists: @unchecked Sendable {
         // Allocated here rather than grown by the job: what another thread allocates
         // stays in its malloc arena after it is freed, which `malloc_trim` does not
         // return to the system. Pages never written cost no memory.
-        neighbors.reserveCapacity(count * Self.reservedNeighborsPerItem)
+        room = count * Self.reservedNeighborsPerItem
+        neighbors.reserveCapacity(room)
     }
 
     /// Room reserved per item; the job stops when it runs short, leaving the rest to
-    /// the greedy pass.
+    /// the greedy pass. A list that would not fit is dropped, so the lists never hold
+    /// more than `room` entries (which also keeps their offsets within `UInt32`).
     private static let reservedNeighborsPerItem = 8
+    private let room: Int
     private static let roomForOneList = 1_024
 
     /// Starts the job that fills the lists from the last item down.
@@ -542,14 +545,23 @@ private final class LookaheadLists: @unchecked Sendable {
         BackgroundJob { [self] job in
             var j = count - 1
             while j >= 0, !job.isStopRequested, j > position.load(ordering: .relaxed),
-                  neighbors.capacity - neighbors.count >= Self.roomForOneList {
+                  room - neighbors.count >= Self.roomForOneList {
                 if placed[j] {
+                    // The greedy pass marks an item placed just before it asks for the
+                    // item's own list, so a skipped item is marked: that one caller
+                    // computes the list itself.
+                    end[j] = Self.skipped
                     lowest.store(j, ordering: .relaxed)
                     j -= 1
                     continue
                 }
-                first[j] = UInt32(neighbors.count)
+                let start = neighbors.count
                 tree.within(x: x[j], y: y[j], radius: radius, into: &neighbors)
+                guard neighbors.count <= room else {
+                    neighbors.removeSubrange(start...)
+                    break
+                }
+                first[j] = UInt32(start)
                 end[j] = UInt32(neighbors.count)
                 lowest.store(j, ordering: .relaxed)
                 j -= 1
@@ -557,9 +569,13 @@ private final class LookaheadLists: @unchecked Sendable {
         }
     }
 
-    /// The list of item `i`, at or after ``lowest`` once the job has ended.
-    func neighbors(of i: Int) -> ArraySlice<UInt32> {
-        neighbors[Int(first[i])..<Int(end[i])]
+    /// Marks in `end` an item the job skipped because it was already placed.
+    private static let skipped = UInt32.max
+
+    /// The list of item `i`, at or after ``lowest`` once the job has ended; nil when the
+    /// job skipped the item.
+    func neighbors(of i: Int) -> ArraySlice<UInt32>? {
+        end[i] == Self.skipped ? nil : neighbors[Int(first[i])..<Int(end[i])]
     }
 }
 
@@ -619,8 +635,8 @@ private struct Builder<Value: Sendable> {
                     listedFrom = lists.lowest.load(ordering: .relaxed)
                 }
             }
-            if i >= listedFrom {
-                neighbors.append(contentsOf: lists.neighbors(of: i))
+            if i >= listedFrom, let listed = lists.neighbors(of: i) {
+                neighbors.append(contentsOf: listed)
             } else {
                 upper.tree.within(x: x, y: y, radius: r, into: &neighbors)
             }

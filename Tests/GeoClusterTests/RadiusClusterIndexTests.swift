@@ -192,6 +192,50 @@ struct RadiusClusterIndexTests {
         }
     }
 
+    /// The greedy pass marks an item placed just before it asks for the item's own list,
+    /// so the lookahead job can meet it there and skip it. A skipped item must say it
+    /// has no list rather than answer an empty one (which once dropped a cluster's
+    /// members when the two threads met on it), and a list that would overflow the
+    /// reserved room is dropped, not kept half-written.
+    @Test func theLookaheadSaysWhichItemsItSkipped() {
+        let count = 2_000
+        let points = Self.randomCoordinates(count, seed: 7, lon: 126...127, lat: 37...38)
+        let x = points.map { RadiusClusterIndex.projected($0).x }
+        let y = points.map { RadiusClusterIndex.projected($0).y }
+        let tree = KDTree(x: x, y: y, nodeSize: 64, usingSecondCore: false)
+        let radius = 0.00002
+        let placed = VisitedFlags()
+        placed.reset(count: count)
+        let skipped = [count - 1, count - 5, 1_000]
+        for i in skipped { placed.set(i) }
+        let lists = LookaheadLists(count: count)
+        lists.start(tree: tree, x: x, y: y, radius: radius, skipping: placed).complete()
+        let lowest = lists.lowest.load(ordering: .relaxed)
+        #expect(lowest < 1_000)
+        for i in lowest..<count {
+            if skipped.contains(i) {
+                #expect(lists.neighbors(of: i) == nil, "item \(i)")
+            } else {
+                #expect(lists.neighbors(of: i).map(Array.init) == tree.within(x: x[i], y: y[i], radius: radius),
+                        "item \(i)")
+            }
+        }
+
+        // The last 1,800 items within reach of each other: eight of their lists fill
+        // 14,400 of the 16,000 entries reserved; the ninth does not fit and is dropped.
+        let packed = Self.randomCoordinates(200, seed: 8) + Self.randomCoordinates(1_800, seed: 9, lon: 127...127.001,
+                                                                                     lat: 37...37.001)
+        let px = packed.map { RadiusClusterIndex.projected($0).x }
+        let py = packed.map { RadiusClusterIndex.projected($0).y }
+        let packedTree = KDTree(x: px, y: py, nodeSize: 64, usingSecondCore: false)
+        let crowded = LookaheadLists(count: count)
+        let nonePlaced = VisitedFlags()
+        nonePlaced.reset(count: count)
+        crowded.start(tree: packedTree, x: px, y: py, radius: 0.0001, skipping: nonePlaced).complete()
+        #expect(crowded.lowest.load(ordering: .relaxed) == count - 8)
+        #expect(crowded.neighbors(of: count - 8)?.count == 1_800)
+    }
+
     @Test func clusterCountsGrowWithZoom() throws {
         let index = try RadiusClusterIndex(coordinates: Self.randomCoordinates(5_000, seed: 51))
         var last = 0
