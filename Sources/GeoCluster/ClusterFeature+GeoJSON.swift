@@ -25,56 +25,18 @@ extension ClusterFeature {
         properties["point_count_abbreviated"] = abbreviatedCount(pointCount)
         return properties
     }
-
-    /// This feature as a GeoJSON Feature. A cluster gets its id and supercluster's
-    /// properties (plus `extraClusterProperties`, e.g. aggregates); a single point is
-    /// whatever `point` returns for its input index (usually the stored input feature).
-    public func geoJSON(extraClusterProperties: JSONObject = JSONObject(),
-                        point: (_ index: Int) -> JSONValue) -> JSONValue {
-        switch kind {
-        case let .point(index):
-            return point(index)
-        case let .cluster(id, count):
-            return GeoJSON.pointFeature(
-                coordinate: coordinate,
-                properties: .object(Self.clusterProperties(id: id, pointCount: count, extra: extraClusterProperties)),
-                id: .number(Double(id)))
-        }
-    }
 }
 
 extension ClusterFeature {
-    /// The names of supercluster's cluster properties, in the order they are written.
-    static let clusterPropertyNames = ["cluster", "cluster_id", "point_count", "point_count_abbreviated"]
-
-    /// Appends the JSON text of ``geoJSON(extraClusterProperties:point:)``'s value without
-    /// building the value: the same bytes, for answers of hundreds of features whose
-    /// trees would cost more to allocate than the query itself. `point` appends the text
-    /// of a single point for its input index.
-    public func encodeGeoJSON(into buffer: inout [UInt8], extraClusterProperties: JSONObject = JSONObject(),
-                              point: (_ index: Int, _ buffer: inout [UInt8]) -> Void) {
-        if case .cluster = kind, !extraClusterProperties.isEmpty,
-           Self.clusterPropertyNames.contains(where: { extraClusterProperties[$0] != nil }) {
-            // An extra property named like one of supercluster's keeps its own position
-            // in the object; the tree gets that order right.
-            geoJSON(extraClusterProperties: extraClusterProperties) { _ in .null }.encode(into: &buffer)
-            return
-        }
-        encodeGeoJSON(into: &buffer, extraClusterMembers: { buffer in
-            for (key, value) in extraClusterProperties {
-                JSONValue.encodeString(key, into: &buffer)
-                buffer.append(UInt8(ascii: ":"))
-                value.encode(into: &buffer)
-                buffer.append(UInt8(ascii: ","))
-            }
-        }, point: point)
-    }
-
-    /// The same bytes as ``encodeGeoJSON(into:extraClusterProperties:point:)``, with a
-    /// cluster's extra properties written by `extraClusterMembers` as `"name":value,`
-    /// members (each followed by a comma), for callers that write them without building
-    /// an object. Their names must differ from supercluster's cluster properties.
-    public func encodeGeoJSON(into buffer: inout [UInt8], extraClusterMembers: (_ buffer: inout [UInt8]) -> Void,
+    /// Appends this feature as a GeoJSON Feature's JSON text. A cluster gets its id and
+    /// supercluster's properties, after any extra members that `extraClusterMembers`
+    /// writes as `"name":value,` (each followed by a comma; e.g. aggregates, whose names
+    /// must differ from supercluster's). A single point is whatever `point` appends for
+    /// its input index (usually the stored input feature's text).
+    ///
+    /// Written straight to text: for answers of hundreds of features a JSON tree would
+    /// cost more to allocate than the query itself.
+    public func encodeGeoJSON(into buffer: inout [UInt8], extraClusterMembers: (_ buffer: inout [UInt8]) -> Void = { _ in },
                               point: (_ index: Int, _ buffer: inout [UInt8]) -> Void) {
         switch kind {
         case let .point(index):

@@ -15,7 +15,7 @@ extension Engine {
     /// centimetre) beside `properties`, which stay as stored. `count` gives the number of
     /// features.
     func nearby(_ query: NearbyQuery) throws(EngineError) -> JSONValue {
-        guard case let .live(store) = try entry(named: query.layer) else {
+        guard let store = try entry(named: query.layer).store else {
             throw .notLiveLayer(field: "layer", layer: query.layer)
         }
         let layer = store.layer
@@ -28,9 +28,7 @@ extension Engine {
             found = layer.index.points(within: query.radiusMeters ?? 0, of: query.center, filter: filter,
                                        distanceMeters: Self.geodesicMeters)
         }
-        guard found.count <= limits.maxFeaturesPerResponse else {
-            throw .tooLarge(what: "\(found.count) features", limit: limits.maxFeaturesPerResponse)
-        }
+        try checkSize(found.count)
         let features = found.map { point -> JSONValue in
             guard case var .object(feature) = layer.pointFeature(slot: point.slot) else { return .null }
             feature["distance_m"] = .number((point.distanceMeters * 100).rounded() / 100)

@@ -221,11 +221,11 @@ extension Engine {
         }
         let layer = try LiveLayer(name: places.name, kind: places.kind, records: records, options: places.index.options)
         let index = layer.index
-        let answer = try core(field: "zoom") { () throws(GeoClusterError) in
+        let answer = try EngineError.attributing(to: "zoom") { () throws(GeoClusterError) in
             try index.clusters(in: view.bbox, zoom: view.zoom)
         }
         try checkSize(answer.features.count)
-        var features = layer.geoJSON(answer)
+        var features = layer.featureCollection(answer).value["features"]?.arrayValue ?? []
         for (i, feature) in answer.features.enumerated() {
             guard var object = features[i].objectValue else { continue }
             var properties = object["properties"]?.objectValue ?? [:]
@@ -238,7 +238,7 @@ extension Engine {
                                                                     offsetSeconds: clock.offsetSeconds, suffix: clock.suffix))
                 }
             case let .cluster(id, _):
-                let (slacks, expansion) = try core(field: "zoom") { () throws(GeoClusterError) in
+                let (slacks, expansion) = try EngineError.attributing(to: "zoom") { () throws(GeoClusterError) in
                     let leaves = try index.leaves(of: id, limit: Int.max, offset: 0).pointIndices
                     return (leaves.compactMap { slackBySlot[$0] }, try index.expansionZoom(of: id))
                 }
@@ -267,7 +267,7 @@ extension Engine {
         guard entry.kind == kind else {
             throw .wrongLayerKind(field: field, layer: name, expected: kind, actual: entry.kind)
         }
-        guard case let .live(store) = entry else { throw .notLiveLayer(field: field, layer: name) }
+        guard let store = entry.store else { throw .notLiveLayer(field: field, layer: name) }
         return store.layer
     }
 

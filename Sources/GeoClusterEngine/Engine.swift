@@ -3,52 +3,37 @@ import GeoProjection
 import Synchronization
 
 /// A loaded layer: built once with the radius algorithm (supercluster-compatible,
-/// read-only), or live (typed records, writes, filters and aggregates).
+/// read-only), or live (typed records, writes, filters and aggregates). Queries go to
+/// its ``current`` version through ``ClusterLayer``; writes go to its ``store``.
 public enum EngineLayer: Sendable {
     case radius(Layer)
     case live(LiveLayerStore)
 
-    public var name: String {
+    /// The version that answers now: the radius layer itself, or the live layer's latest.
+    public var current: any ClusterLayer {
         switch self {
-        case let .radius(layer): layer.name
-        case let .live(store): store.name
+        case let .radius(layer): layer
+        case let .live(store): store.layer
         }
     }
 
-    public var kind: LayerKind {
-        switch self {
-        case let .radius(layer): layer.kind
-        case let .live(store): store.kind
-        }
+    /// Where a live layer's writes go; nil for a read-only radius layer.
+    public var store: LiveLayerStore? {
+        if case let .live(store) = self { store } else { nil }
     }
 
+    public var name: String { current.name }
+    public var kind: LayerKind { current.kind }
     /// Points in the current version.
-    public var pointCount: Int {
-        switch self {
-        case let .radius(layer): layer.features.count
-        case let .live(store): store.layer.count
-        }
-    }
-
+    public var pointCount: Int { current.pointCount }
     /// Wall-clock seconds the layer's index took to build when it was loaded.
-    public var buildSeconds: Double {
-        switch self {
-        case let .radius(layer): layer.buildSeconds
-        case let .live(store): store.layer.buildSeconds
-        }
-    }
-
-    public var summary: JSONValue {
-        switch self {
-        case let .radius(layer): layer.summary
-        case let .live(store): store.layer.summary
-        }
-    }
+    public var buildSeconds: Double { current.buildSeconds }
+    public var summary: JSONValue { current.summary }
 }
 
 /// The one place where queries are answered. Transports decode their input into a
-/// ``Request``, call ``execute(_:)`` and encode the result; no query logic lives in a
-/// transport.
+/// ``Request`` and call ``encode(_:into:)``, which writes the answer as JSON text; no
+/// query logic lives in a transport. ``execute(_:)`` gives the same answer as a value.
 ///
 /// Radius layers are immutable values and live layers hand out immutable versions, so
 /// any number of threads may call ``execute(_:)`` at once without locks; writes to a live
@@ -121,7 +106,7 @@ public final class Engine: Sendable {
 
     /// The current version of the live layer of that name.
     public func liveLayer(named name: String) throws(EngineError) -> LiveLayer {
-        guard case let .live(store) = try entry(named: name) else { throw .readOnlyLayer(name) }
+        guard let store = try entry(named: name).store else { throw .readOnlyLayer(name) }
         return store.layer
     }
 
@@ -147,7 +132,7 @@ public final class Engine: Sendable {
             return .object(["layers": .number(Double(entries.count)), "points": .number(Double(pointCount))])
 
         case let .write(name, batch):
-            guard case let .live(store) = try entry(named: name) else { throw .readOnlyLayer(name) }
+            guard let store = try entry(named: name).store else { throw .readOnlyLayer(name) }
             return try write(batch, to: store)
 
         case let .project(from, to, coordinates):
@@ -165,140 +150,54 @@ public final class Engine: Sendable {
         case let .stations(query):
             return try stations(query)
 
-        case .clusters, .children, .leaves, .expansionZoom, .tile:
+        case .clusters, .children, .leaves, .tile:
             return try layerAnswer(request).value
+
+        case let .expansionZoom(name, clusterID, filter):
+            let zoom = try entry(named: name).current.expansionZoom(of: clusterID, filter: filter)
+            return .object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))])
         }
     }
 
-    /// Appends the answer to `request` as JSON text: the bytes of `execute(request)`'s
-    /// value, but cluster answers are written feature by feature, without building their
-    /// JSON trees first (which costs more than the query for hundreds of features).
+    /// Appends the answer to `request` as JSON text. Cluster answers are written feature
+    /// by feature, straight to text, without building their JSON trees (which would cost
+    /// more than the query for hundreds of features).
     public func encode(_ request: Request, into output: inout [UInt8]) throws(EngineError) {
         switch request {
-        case .clusters, .children, .leaves, .expansionZoom, .tile:
+        case .clusters, .children, .leaves, .tile:
             try layerAnswer(request).encode(into: &output)
-        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations:
+        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations, .expansionZoom:
             try execute(request).encode(into: &output)
         }
     }
 
+    /// The answer to a layer query, from the layer's current version; the one place
+    /// where the size of an answer is checked.
     private func layerAnswer(_ request: Request) throws(EngineError) -> LayerAnswer {
+        let answer: LayerAnswer
         switch request {
-        case let .clusters(name, _, _, filter), let .children(name, _, filter), let .leaves(name, _, _, _, filter),
-             let .expansionZoom(name, _, filter), let .tile(name, _, filter):
-            switch try entry(named: name) {
-            case let .radius(layer):
-                guard filter.isEmpty else {
-                    throw .invalidFilter("layer", reason: "layer \"\(name)\" uses the radius algorithm, which takes no filters")
-                }
-                return try answer(request, radius: layer)
-            case let .live(store):
-                return try answer(request, live: store.layer, filter: filter)
-            }
-        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations:
-            preconditionFailure("not a layer query")
-        }
-    }
-
-    // MARK: Radius layers
-
-    private func answer(_ request: Request, radius layer: Layer) throws(EngineError) -> LayerAnswer {
-        switch request {
-        case let .clusters(_, bbox, zoom, _):
-            let features = try core(field: "zoom") { () throws(GeoClusterError) in
-                try layer.index.clusters(in: bbox, zoom: zoom)
-            }
-            try checkSize(features.count)
-            return .radiusFeatures(features, layer)
-
-        case let .children(_, clusterID, _):
-            let features = try core(field: "cluster_id") { () throws(GeoClusterError) in
-                try layer.index.children(of: clusterID)
-            }
-            try checkSize(features.count)
-            return .radiusFeatures(features, layer)
-
-        case let .leaves(_, clusterID, limit, offset, _):
-            let page = try core(field: "cluster_id") { () throws(GeoClusterError) in
-                try layer.index.leaves(of: clusterID, limit: limit, offset: offset)
-            }
-            return .radiusLeaves(LeavesAnswer(page: page, limit: limit, offset: offset), layer)
-
-        case let .expansionZoom(_, clusterID, _):
-            let zoom = try core(field: "cluster_id") { () throws(GeoClusterError) in
-                try layer.index.expansionZoom(of: clusterID)
-            }
-            return .value(.object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))]))
-
-        case let .tile(_, address, _):
-            let features = try core(field: "z") { () throws(GeoClusterError) in try layer.index.tile(address) }
-            try checkSize(features.count)
-            let rendered = features.map { feature -> JSONValue in
-                guard case let .point(index) = feature.kind else {
-                    return feature.geoJSONVT(pointTags: .null, pointID: nil)
-                }
-                return feature.geoJSONVT(pointTags: layer.features.properties(at: index),
-                                         pointID: layer.features.id(at: index))
-            }
-            return .value(tileObject(address, extent: layer.index.options.extent, features: rendered))
-
-        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations:
-            preconditionFailure("not a layer query")
-        }
-    }
-
-    // MARK: Live layers
-
-    private func answer(_ request: Request, live layer: LiveLayer, filter: LayerFilter) throws(EngineError) -> LayerAnswer {
-        let liveFilter = try layer.liveFilter(filter)
-        let index = layer.index
-        switch request {
-        case let .clusters(_, bbox, zoom, _):
-            let answer = try core(field: "zoom") { () throws(GeoClusterError) in
-                try index.clusters(in: bbox, zoom: zoom, filter: liveFilter)
-            }
-            try checkSize(answer.features.count)
-            return .liveFeatures(answer, layer)
-
-        case let .children(_, clusterID, _):
-            let answer = try core(field: "cluster_id") { () throws(GeoClusterError) in
-                try index.children(of: clusterID, filter: liveFilter)
-            }
-            try checkSize(answer.features.count)
-            return .liveFeatures(answer, layer)
-
-        case let .leaves(_, clusterID, limit, offset, _):
-            let page = try core(field: "cluster_id") { () throws(GeoClusterError) in
-                try index.leaves(of: clusterID, limit: limit, offset: offset, filter: liveFilter)
-            }
-            return .liveLeaves(LeavesAnswer(page: page, limit: limit, offset: offset), layer)
-
-        case let .expansionZoom(_, clusterID, _):
-            let zoom = try core(field: "cluster_id") { () throws(GeoClusterError) in
-                try index.expansionZoom(of: clusterID, filter: liveFilter)
-            }
-            return .value(.object(["cluster_id": .number(Double(clusterID)), "expansion_zoom": .number(Double(zoom))]))
-
-        case let .tile(_, address, _):
-            let tile = try core(field: "z") { () throws(GeoClusterError) in try index.tile(address, filter: liveFilter) }
+        case let .clusters(name, bbox, zoom, filter):
+            answer = try entry(named: name).current.clusters(in: bbox, zoom: zoom, filter: filter)
+        case let .children(name, clusterID, filter):
+            answer = try entry(named: name).current.children(of: clusterID, filter: filter)
+        case let .leaves(name, clusterID, limit, offset, filter):
+            answer = try entry(named: name).current.leaves(of: clusterID, limit: limit, offset: offset, filter: filter)
+        case let .tile(name, address, filter):
+            let tile = try entry(named: name).current.tile(address, filter: filter)
             try checkSize(tile.features.count)
-            let rendered = tile.features.map { feature -> JSONValue in
-                let extra = feature.aggregateIndex.map { layer.aggregateProperties(tile.summaries[$0]) } ?? JSONObject()
-                let source: (properties: JSONValue, id: JSONValue?) =
-                    if case let .point(slot) = feature.kind { layer.tileProperties(slot: slot) } else { (.null, nil) }
-                return feature.geoJSONVT(extraClusterProperties: extra, pointTags: source.properties, pointID: source.id)
-            }
-            return .value(tileObject(address, extent: index.options.extent, features: rendered))
-
-        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations:
+            let value = tileObject(address, extent: tile.extent, features: tile.geoJSONVTFeatures)
+            return LayerAnswer(featureCount: tile.features.count) { value.encode(into: &$0) }
+        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations, .expansionZoom:
             preconditionFailure("not a layer query")
         }
+        try checkSize(answer.featureCount)
+        return answer
     }
 
     /// The records of a live layer with these ids, as stored, in the order asked; the
     /// first id the layer does not hold is `unknown_id`.
     private func records(_ ids: [JSONValue], of name: String) throws(EngineError) -> JSONValue {
-        guard case let .live(store) = try entry(named: name) else { throw .notLiveLayer(field: "layer", layer: name) }
+        guard let store = try entry(named: name).store else { throw .notLiveLayer(field: "layer", layer: name) }
         let layer = store.layer
         var features: [JSONValue] = []
         features.reserveCapacity(ids.count)
@@ -380,89 +279,4 @@ public final class Engine: Sendable {
             throw .tooLarge(what: "\(count) features", limit: limits.maxFeaturesPerResponse)
         }
     }
-
-    /// Runs a core call, attributing its errors to the request field they came from.
-    func core<T>(field: String, _ body: () throws(GeoClusterError) -> T) throws(EngineError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw .core(error, field: field)
-        }
-    }
-}
-
-/// A layer query's answer before it is written. Cluster answers stay features, so that
-/// they can be written as text without building a JSON tree; the rest are values.
-private enum LayerAnswer {
-    case value(JSONValue)
-    case radiusFeatures([ClusterFeature], Layer)
-    case liveFeatures(LiveAnswer, LiveLayer)
-    case radiusLeaves(LeavesAnswer, Layer)
-    case liveLeaves(LeavesAnswer, LiveLayer)
-
-    var value: JSONValue {
-        switch self {
-        case let .value(value):
-            value
-        case let .radiusFeatures(features, layer):
-            GeoJSON.featureCollection(features.map { feature in feature.geoJSON { layer.features[$0] } })
-        case let .liveFeatures(answer, layer):
-            GeoJSON.featureCollection(layer.geoJSON(answer))
-        case let .radiusLeaves(leaves, layer):
-            leaves.value { layer.features[$0] }
-        case let .liveLeaves(leaves, layer):
-            leaves.value { layer.pointFeature(slot: $0) }
-        }
-    }
-
-    func encode(into output: inout [UInt8]) {
-        switch self {
-        case let .value(value):
-            value.encode(into: &output)
-        case let .radiusFeatures(features, layer):
-            GeoJSON.encodeFeatureCollection(count: features.count, into: &output) { position, output in
-                features[position].encodeGeoJSON(into: &output) { index, output in layer.features.encode(index, into: &output) }
-            }
-        case let .liveFeatures(answer, layer):
-            layer.encodeGeoJSON(answer, into: &output)
-        case let .radiusLeaves(leaves, layer):
-            leaves.encode(into: &output) { index, output in layer.features.encode(index, into: &output) }
-        case let .liveLeaves(leaves, layer):
-            leaves.encode(into: &output) { slot, output in layer.encodePointFeature(slot: slot, into: &output) }
-        }
-    }
-}
-
-/// A page of a cluster's points: a FeatureCollection of their features with the page's
-/// `total`, `limit` and `offset`. Written as text, each point's feature is copied as the
-/// layer keeps it, instead of being parsed from its text into a value first.
-private struct LeavesAnswer {
-    var page: LeavesPage
-    var limit: Int
-    var offset: Int
-
-    func value(_ feature: (Int) -> JSONValue) -> JSONValue {
-        var collection: JSONObject = ["type": "FeatureCollection", "features": .array(page.pointIndices.map(feature))]
-        for (key, number) in counts { collection[key] = .number(Double(number)) }
-        return .object(collection)
-    }
-
-    /// The bytes of ``value(_:)``'s encoding.
-    func encode(into output: inout [UInt8], feature: (Int, inout [UInt8]) -> Void) {
-        output += #"{"type":"FeatureCollection","features":["#.utf8
-        for (position, index) in page.pointIndices.enumerated() {
-            if position > 0 { output.append(UInt8(ascii: ",")) }
-            feature(index, &output)
-        }
-        output.append(UInt8(ascii: "]"))
-        for (key, number) in counts {
-            output += #",""#.utf8
-            output += key.utf8
-            output += #"":"#.utf8
-            JSONValue.number(Double(number)).encode(into: &output)
-        }
-        output.append(UInt8(ascii: "}"))
-    }
-
-    private var counts: KeyValuePairs<String, Int> { ["total": page.total, "limit": limit, "offset": offset] }
 }

@@ -223,35 +223,21 @@ public struct LiveLayer: Sendable {
         }
     }
 
-    /// Aggregates of a cluster, added to supercluster's cluster properties: for
-    /// sightings `individuals`, `species_count`, `top_species` (up to 3, most points
-    /// first) and `latest_observed_at`; for places `categories` (points per category).
+    /// Aggregates of a cluster as an object, for tiles: the members that
+    /// ``encodeAggregateMembers(_:into:)`` writes, read back.
     func aggregateProperties(_ summary: LiveSummary) -> JSONObject {
-        var properties = JSONObject()
-        switch kind {
-        case .sightings:
-            properties["individuals"] = .number(Double(summary.weight))
-            properties["species_count"] = .number(Double(summary.partitionCounts.count))
-            properties["top_species"] = .array(summary.partitionCounts.prefix(3).map { item in
-                .object(["species": .string(partitionNames[item.partition]), "count": .number(Double(item.count))])
-            })
-            if let slot = summary.latestSlot, case let .sighting(_, _, observedAt)? = records[slot]?.fields {
-                properties["latest_observed_at"] = .string(observedAt.text)
-            }
-        case .places:
-            var categories = JSONObject()
-            for item in summary.partitionCounts {
-                categories[partitionNames[item.partition]] = .number(Double(item.count))
-            }
-            properties["categories"] = .object(categories)
-        case .stations, .points:
-            break
-        }
-        return properties
+        var text: [UInt8] = [UInt8(ascii: "{")]
+        encodeAggregateMembers(summary, into: &text)
+        if text.last == UInt8(ascii: ",") { text.removeLast() }
+        text.append(UInt8(ascii: "}"))
+        // Written here from numbers and JSON-escaped names: always an object.
+        return (try? JSONValue.parse(text))?.objectValue ?? JSONObject()
     }
 
-    /// Appends the members of ``aggregateProperties(_:)``, each followed by a comma: the
-    /// same bytes as the object's members, without building it.
+    /// Appends a cluster's aggregates, added to supercluster's cluster properties, as
+    /// members each followed by a comma: for sightings `individuals`, `species_count`,
+    /// `top_species` (up to 3, most points first) and `latest_observed_at`; for places
+    /// `categories` (points per category).
     func encodeAggregateMembers(_ summary: LiveSummary, into output: inout [UInt8]) {
         switch kind {
         case .sightings:
@@ -287,27 +273,6 @@ public struct LiveLayer: Sendable {
             output += "},".utf8
         case .stations, .points:
             break
-        }
-    }
-
-    /// One answer's features as GeoJSON.
-    func geoJSON(_ answer: LiveAnswer) -> [JSONValue] {
-        answer.features.map { feature in
-            let extra = feature.aggregateIndex.map { aggregateProperties(answer.summaries[$0]) } ?? JSONObject()
-            return feature.geoJSON(extraClusterProperties: extra) { pointFeature(slot: $0) }
-        }
-    }
-
-    /// Appends the FeatureCollection of one answer's features as text: the bytes of
-    /// `GeoJSON.featureCollection(geoJSON(answer))`, without building it.
-    func encodeGeoJSON(_ answer: LiveAnswer, into output: inout [UInt8]) {
-        GeoJSON.encodeFeatureCollection(count: answer.features.count, into: &output) { position, output in
-            let feature = answer.features[position]
-            feature.encodeGeoJSON(into: &output, extraClusterMembers: { output in
-                if let k = feature.aggregateIndex { encodeAggregateMembers(answer.summaries[k], into: &output) }
-            }, point: { slot, output in
-                encodePointFeature(slot: slot, into: &output)
-            })
         }
     }
 

@@ -104,9 +104,7 @@ struct Serve: AsyncParsableCommand {
         // Replicas sharing a PostgreSQL store follow each other's writes (docs/DEPLOY.md).
         var feed: ChangeFeed?
         if let postgres = store as? PostgresJournal {
-            let live = engine.entries.compactMap { entry -> LiveLayerStore? in
-                if case let .live(layer) = entry { return layer } else { return nil }
-            }
+            let live = engine.entries.compactMap(\.store)
             feed = ChangeFeed(journal: postgres, layers: live, logger: logger)
             feed?.start()
         }

@@ -2,9 +2,10 @@ import Testing
 import GeoCluster
 @testable import GeoClusterEngine
 
-/// `Engine.encode` writes cluster answers and pages of leaves without building their JSON
-/// trees; its bytes must be those of `execute`'s value, encoded, for every kind of layer
-/// and view.
+/// Cluster answers and pages of leaves are written straight to text, without a JSON
+/// tree. The text must be JSON in the writer's one form (parsing it and writing the
+/// value again gives the same bytes), hold as many features as the answer counts, and
+/// say what the layer holds, for every kind of layer and view.
 struct AnswerEncodingTests {
     /// The views: the world at every zoom, Korea, Seoul close up, and a box across the
     /// antimeridian.
@@ -17,12 +18,17 @@ struct AnswerEncodingTests {
         ]
     }
 
-    static func sameBytes(_ engine: Engine, _ request: Request) throws {
+    /// The answer's text, checked to be JSON in canonical form, and its value.
+    @discardableResult
+    static func written(_ engine: Engine, _ request: Request) throws -> JSONValue {
         var written: [UInt8] = []
         try engine.encode(request, into: &written)
-        var expected: [UInt8] = []
-        try engine.execute(request).encode(into: &expected)
-        #expect(written == expected, "\(request)")
+        let value = try JSONValue.parse(written)
+        var again: [UInt8] = []
+        value.encode(into: &again)
+        #expect(written == again, "\(request)")
+        #expect(value["type"] == "FeatureCollection", "\(request)")
+        return value
     }
 
     static func check(_ engine: Engine, layer: String, filters: [LayerFilter] = [.none]) throws -> Int {
@@ -31,11 +37,19 @@ struct AnswerEncodingTests {
             for (bbox, zooms) in try views() {
                 for zoom in zooms {
                     let request = Request.clusters(layer: layer, bbox: bbox, zoom: zoom, filter: filter)
-                    try sameBytes(engine, request)
-                    let answer = try engine.execute(request)
-                    for id in (answer["features"]?.arrayValue ?? []).compactMap({ $0["properties"]?["cluster_id"]?.intValue }).prefix(3) {
-                        try sameBytes(engine, .children(layer: layer, clusterID: id, filter: filter))
-                        try sameBytes(engine, .leaves(layer: layer, clusterID: id, limit: 7, offset: 1, filter: filter))
+                    let answer = try written(engine, request)
+                    let clusterFeatures = (answer["features"]?.arrayValue ?? []).filter { $0["properties"]?["cluster"] == true }
+                    for cluster in clusterFeatures.prefix(3) {
+                        let id = try #require(cluster["properties"]?["cluster_id"]?.intValue)
+                        #expect(cluster["id"]?.intValue == id)
+                        let children = try written(engine, .children(layer: layer, clusterID: id, filter: filter))
+                        let count = try #require(cluster["properties"]?["point_count"]?.intValue)
+                        let childCounts = (children["features"]?.arrayValue ?? [])
+                            .map { $0["properties"]?["point_count"]?.intValue ?? 1 }
+                        #expect(childCounts.reduce(0, +) == count, "children of \(id)")
+                        let leaves = try written(engine, .leaves(layer: layer, clusterID: id, limit: 7, offset: 1, filter: filter))
+                        #expect(leaves["total"]?.intValue == count && leaves["limit"] == 7 && leaves["offset"] == 1)
+                        #expect(leaves["features"]?.arrayValue?.count == min(7, count - 1))
                         clusters += 1
                     }
                 }
@@ -53,7 +67,7 @@ struct AnswerEncodingTests {
     }
 
     /// Aggregates are written as text from the names kept per species and category; names
-    /// that JSON must escape come out as the tree writes them.
+    /// that JSON must escape read back as given.
     @Test func aggregatesWithNamesThatNeedEscapes() throws {
         let names = ["Grus \"japonensis\"", "back\\slash", "line\nbreak", "두루미", "tab\there"]
         var sightings: [LayerRecord] = [], places: [LayerRecord] = []
@@ -74,6 +88,16 @@ struct AnswerEncodingTests {
         ])
         #expect(try Self.check(engine, layer: "sightings") > 20)
         #expect(try Self.check(engine, layer: "places") > 20)
+        for layer in ["sightings", "places"] {
+            let answer = try Self.written(engine, .clusters(layer: layer, bbox: .world, zoom: 12))
+            var seen: Set<String> = []
+            for feature in answer["features"]?.arrayValue ?? [] {
+                let properties = feature["properties"]
+                for top in properties?["top_species"]?.arrayValue ?? [] { seen.insert(top["species"]?.stringValue ?? "") }
+                for key in properties?["categories"]?.objectValue?.keys ?? [] { seen.insert(key) }
+            }
+            #expect(seen == Set(names), "\(layer)")
+        }
     }
 
     @Test func radiusLayers() throws {
@@ -89,20 +113,18 @@ struct AnswerEncodingTests {
         #expect(try Self.check(engine, layer: "points") > 20)
     }
 
-    /// Extra cluster properties come first; one named like a supercluster property keeps
-    /// its own position and takes supercluster's value, as in the tree.
-    @Test func clusterFeaturesWithExtraProperties() {
+    /// Extra cluster members come first, then supercluster's properties; a single
+    /// point is the text its writer appends.
+    @Test func clusterFeaturesWithExtraMembers() throws {
         let feature = ClusterFeature(kind: .cluster(id: 1_234_567, pointCount: 12_345),
                                      coordinate: Coordinate(longitude: 127.02758312225342, latitude: -1e-7))
-        let extras: [JSONObject] = [
-            JSONObject(), ["individuals": 40, "top_species": [["species": "Grus japonensis", "count": 3]]],
-            ["a": 1, "point_count": "mine", "z": .null], ["cluster": false],
-        ]
-        for extra in extras {
-            var written: [UInt8] = []
-            feature.encodeGeoJSON(into: &written, extraClusterProperties: extra) { _, _ in }
-            #expect(written == Array(feature.geoJSON(extraClusterProperties: extra) { _ in .null }.jsonString.utf8))
-        }
+        var written: [UInt8] = []
+        feature.encodeGeoJSON(into: &written, extraClusterMembers: { $0 += #""individuals":40,"#.utf8 }) { _, _ in }
+        #expect(String(decoding: written, as: UTF8.self) == """
+            {"type":"Feature","id":1234567,"properties":{"individuals":40,"cluster":true,"cluster_id":1234567,\
+            "point_count":12345,"point_count_abbreviated":"12k"},\
+            "geometry":{"type":"Point","coordinates":[127.02758312225342,-1e-7]}}
+            """)
         var point: [UInt8] = []
         ClusterFeature(kind: .point(index: 7), coordinate: Coordinate(longitude: 1, latitude: 2))
             .encodeGeoJSON(into: &point) { index, buffer in buffer.append(contentsOf: "point \(index)".utf8) }
