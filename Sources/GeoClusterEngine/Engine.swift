@@ -36,7 +36,7 @@ public enum EngineLayer: Sendable {
 /// query logic lives in a transport. ``execute(_:)`` gives the same answer as a value.
 ///
 /// Radius layers are immutable values and live layers hand out immutable versions, so
-/// any number of threads may call ``execute(_:)`` at once without locks; writes to a live
+/// any number of threads may call ``encode(_:into:)`` at once without locks; writes to a live
 /// layer are serialised by its ``LiveLayerStore``; `project` borrows a PROJ transformer
 /// per call from ``transformers``, which takes a short lock only to lend and take back.
 public final class Engine: Sendable {

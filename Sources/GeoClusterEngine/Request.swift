@@ -2,7 +2,7 @@ import GeoCluster
 import GeoProjection
 
 /// One engine operation with validated parameters. Every transport builds these (from a
-/// JSON line, from an HTTP route) and hands them to ``Engine/execute(_:)``.
+/// JSON line, from an HTTP route) and hands them to ``Engine/encode(_:into:)``.
 public enum Request: Sendable, Equatable {
     /// Every loaded layer with its kind, size, bounds and options.
     case layers
