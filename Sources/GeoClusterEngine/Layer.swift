@@ -62,12 +62,11 @@ public struct Layer: Sendable {
         guard let geometry = object["geometry"], geometry["type"] == "Point" else {
             throw .invalidFeature(layer: layer, index: index, reason: "geometry must be a Point")
         }
-        guard let pair = geometry["coordinates"]?.arrayValue, pair.count >= 2,
-              let lon = pair[0].doubleValue, let lat = pair[1].doubleValue else {
-            throw .invalidFeature(layer: layer, index: index, reason: "coordinates must be [lon, lat] numbers")
+        guard let position = LayerRecord.position(ofPoint: geometry) else {
+            throw .invalidFeature(layer: layer, index: index, reason: "coordinates must be \(LayerRecord.positionRule)")
         }
         do {
-            return try Coordinate.validated(longitude: lon, latitude: lat, index: index)
+            return try Coordinate.validated(longitude: position.longitude, latitude: position.latitude, index: index)
         } catch {
             throw .invalidFeature(layer: layer, index: index, reason: error.description)
         }

@@ -30,7 +30,7 @@ extension LayerCatalog {
         if spec.algorithm == .radius {
             return try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: .radius, options: spec.options)
         }
-        let records = try records(of: try readFeatures(spec.path), kind: spec.kind, layer: spec.name)
+        let records = try records(inFile: spec.path, kind: spec.kind, layer: spec.name)
         var layer = try LiveLayer(name: spec.name, kind: spec.kind, records: records, options: options)
         layer.speciesChecklist = spec.speciesChecklist
         guard let sequence = try journal.seedLayer(spec.name, kind: spec.kind, records: records.map(StoredRecord.init)) else {

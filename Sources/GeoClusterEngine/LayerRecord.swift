@@ -188,12 +188,11 @@ private struct RecordReader {
         guard geometry["type"] == "Point" else {
             throw error("geometry", "must be a Point geometry, got \(describe(geometry["type"] ?? geometry))")
         }
-        guard let pair = geometry["coordinates"]?.arrayValue, pair.count == 2 || pair.count == 3,
-              pair.allSatisfy({ $0.doubleValue != nil }) else {
-            throw error("geometry.coordinates", "must be [lon, lat] or [lon, lat, altitude] numbers, got "
+        guard let position = LayerRecord.position(ofPoint: geometry) else {
+            throw error("geometry.coordinates", "must be \(LayerRecord.positionRule), got "
                         + describe(geometry["coordinates"] ?? .null))
         }
-        return try coordinate(longitude: pair[0], latitude: pair[1])
+        return try coordinate(longitude: .number(position.longitude), latitude: .number(position.latitude))
     }
 
     func coordinate(longitude: JSONValue?, latitude: JSONValue?) throws(EngineError) -> Coordinate {
@@ -310,5 +309,20 @@ private struct RecordReader {
         feature["geometry"] = ["type": "Point", "coordinates": [object["lon"] ?? .null, object["lat"] ?? .null]]
         feature["properties"] = .object(properties)
         return .object(feature)
+    }
+}
+
+extension LayerRecord {
+    /// What a Point's `coordinates` must be, for error messages.
+    static let positionRule = "[lon, lat] or [lon, lat, altitude] numbers"
+
+    /// The longitude and latitude of a GeoJSON Point geometry whose `coordinates` follow
+    /// ``positionRule``; nil otherwise. Ranges are checked by the caller. The one rule for
+    /// positions of radius layers' features and live layers' records alike.
+    static func position(ofPoint geometry: JSONValue) -> (longitude: Double, latitude: Double)? {
+        guard let pair = geometry["coordinates"]?.arrayValue, pair.count == 2 || pair.count == 3,
+              let longitude = pair[0].doubleValue, let latitude = pair[1].doubleValue,
+              pair.count == 2 || pair[2].doubleValue != nil else { return nil }
+        return (longitude, latitude)
     }
 }

@@ -146,4 +146,20 @@ struct EngineTests {
             try Engine(layers: [Layer(name: "a", kind: .points, features: []), Layer(name: "a", kind: .points, features: [])])
         }
     }
+
+    /// Radius layers' features and live layers' records follow one rule for positions:
+    /// [lon, lat] or [lon, lat, altitude], all numbers.
+    @Test func radiusAndLiveLayersTakeTheSamePositions() throws {
+        func point(_ coordinates: JSONValue) -> JSONValue {
+            ["type": "Feature", "id": "a", "properties": ["name": "A", "category": "cafe"],
+             "geometry": ["type": "Point", "coordinates": coordinates]]
+        }
+        for (coordinates, valid) in [([127, 37.5], true), ([127, 37.5, 12], true), ([127, 37.5, 12, 0], false),
+                                     ([127], false), ([127, 37.5, "high"], false)] as [(JSONValue, Bool)] {
+            let radius = Result { try Layer(name: "x", kind: .points, features: [point(coordinates)]) }
+            let live = Result { try LayerRecord(json: point(coordinates), kind: .places, layer: "x", index: 0) }
+            #expect(((try? radius.get()) != nil) == valid, "\(coordinates.jsonString)")
+            #expect(((try? live.get()) != nil) == valid, "\(coordinates.jsonString)")
+        }
+    }
 }

@@ -48,4 +48,34 @@ struct LayerCatalogTests {
             try LayerCatalog.load(directory: directory.path)
         }
     }
+
+    /// Layer files are read in chunks, feature by feature, as `import` reads them: a
+    /// feature that is not JSON is named by its place, and a file cut short is refused.
+    @Test func layerFilesAreReadFeatureByFeature() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("a.geojson")
+        let good = #"{"type":"Feature","id":"p1","properties":{"name":"A","category":"cafe"},"geometry":{"type":"Point","coordinates":[127,37.5]}}"#
+        for algorithm in [LayerCatalog.Algorithm.live, .radius] {
+            let second = good.replacingOccurrences(of: "p1", with: "q1")
+            try #"{"type":"FeatureCollection","features":[\#(good),\#(second)]}"#
+                .write(to: file, atomically: true, encoding: .utf8)
+            let layer = try LayerCatalog.load(file: file.path, name: "a", kind: .places, algorithm: algorithm)
+            #expect(layer.pointCount == 2)
+            try #"{"type":"FeatureCollection","features":[\#(good),{"type":"Feature",,}]}"#
+                .write(to: file, atomically: true, encoding: .utf8)
+            #expect(throws: EngineError.self) {
+                try LayerCatalog.load(file: file.path, name: "a", kind: .places, algorithm: algorithm)
+            }
+            do {
+                _ = try LayerCatalog.load(file: file.path, name: "a", kind: .places, algorithm: algorithm)
+            } catch {
+                #expect(error.description.contains("features[1]"), "\(error)")
+            }
+            try #"{"type":"FeatureCollection","features":[\#(good)"#.write(to: file, atomically: true, encoding: .utf8)
+            #expect(throws: EngineError.invalidLayerSource(path: file.path, reason: "ends inside the document")) {
+                try LayerCatalog.load(file: file.path, name: "a", kind: .places, algorithm: algorithm)
+            }
+        }
+    }
 }
