@@ -211,9 +211,38 @@ public final class Engine: Sendable {
         return GeoJSON.featureCollection(features)
     }
 
+    /// Answers a request as ``execute(_:)`` does, but a write waits for the store
+    /// without holding the calling thread (``LiveLayerStore/write(_:)``): the form
+    /// for transports that run on Swift concurrency's threads.
+    public func perform(_ request: Request) async throws(EngineError) -> JSONValue {
+        guard case let .write(name, batch) = request else { return try execute(request) }
+        guard let store = try entry(named: name).store else { throw .readOnlyLayer(name) }
+        let (op, changes) = try changes(of: batch, for: store)
+        return writeAnswer(op: op, changes: changes, layer: try await store.write(changes))
+    }
+
+    /// As ``encode(_:into:)``, with writes as in ``perform(_:)``.
+    public func perform(_ request: Request, into output: inout [UInt8]) async throws(EngineError) {
+        guard request.isWrite else { return try encode(request, into: &output) }
+        try await perform(request).encode(into: &output)
+    }
+
     /// Validates every record or id of a batch against the layer's schema, then applies
     /// the batch atomically.
     private func write(_ batch: Request.WriteBatch, to store: LiveLayerStore) throws(EngineError) -> JSONValue {
+        let (op, changes) = try changes(of: batch, for: store)
+        return writeAnswer(op: op, changes: changes, layer: try store.apply(changes))
+    }
+
+    private func writeAnswer(op: String, changes: [LiveLayerStore.Change], layer: LiveLayer) -> JSONValue {
+        .object(["layer": .string(layer.name), "op": .string(op), "applied": .number(Double(changes.count)),
+                 "count": .number(Double(layer.count)), "version": .number(Double(layer.version))])
+    }
+
+    /// A batch's changes, each record validated against the layer's schema (species named
+    /// by the checklist's scientific name), and the operation's name.
+    private func changes(of batch: Request.WriteBatch,
+                         for store: LiveLayerStore) throws(EngineError) -> (String, [LiveLayerStore.Change]) {
         let name = store.name, kind = store.kind
         var changes: [LiveLayerStore.Change] = []
         let op: String
@@ -239,9 +268,7 @@ public final class Engine: Sendable {
                 changes.append(.delete(idKey: key))
             }
         }
-        let layer = try store.apply(changes)
-        return .object(["layer": .string(name), "op": .string(op), "applied": .number(Double(changes.count)),
-                        "count": .number(Double(layer.count)), "version": .number(Double(layer.version))])
+        return (op, changes)
     }
 
     /// A sighting whose species is given by any name of the checklist, with the scientific

@@ -9,8 +9,9 @@ import GeoCluster
 /// committed since, in order, so that a process can follow a store it shares.
 ///
 /// Implementations live outside the engine (`GeoClusterStore`), so the engine stays free
-/// of database libraries. Every method is synchronous and may block on I/O; errors are
-/// ``EngineError/storageUnavailable(reason:)``.
+/// of database libraries. Every method is synchronous and may block on I/O, so async code
+/// reaches a journal only through ``LiveLayerStore/write(_:)``, which calls it on the
+/// store's journal queue. Errors are ``EngineError/storageUnavailable(reason:)``.
 public protocol LayerJournal: Sendable {
     /// The layer as stored, or `nil` when the store has never held it (it is then seeded
     /// from its file). Records and sequence come from one consistent snapshot.

@@ -78,41 +78,96 @@ public struct LineProtocol: Sendable {
     /// Appends the response line (with its newline) for one input line, or nothing when
     /// the line is blank. `lineNumber` counts from 1 and is reported in errors; `batch`
     /// carries the answer budget from line to line.
+    ///
+    /// A write blocks the calling thread until its store has it; transports on Swift
+    /// concurrency's threads use ``respond(to:lineNumber:batch:into:)-async`` instead.
     public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, batch: inout Batch, into output: inout [UInt8]) {
+        guard let pending = begin(line, lineNumber: lineNumber, batch: batch, into: &output) else { return }
+        let failure: EngineError?
+        do {
+            try engine.encode(pending.request, into: &output)
+            failure = nil
+        } catch {
+            failure = error
+        }
+        finish(pending, failure: failure, lineNumber: lineNumber, batch: &batch, into: &output)
+    }
+
+    /// As the synchronous form, but a write waits for its store without holding the
+    /// thread (``Engine/perform(_:into:)``).
+    public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, batch: inout Batch,
+                        into output: inout [UInt8]) async {
+        guard let pending = begin(line, lineNumber: lineNumber, batch: batch, into: &output) else { return }
+        let failure: EngineError?
+        do {
+            try await engine.perform(pending.request, into: &output)
+            failure = nil
+        } catch {
+            failure = error
+        }
+        finish(pending, failure: failure, lineNumber: lineNumber, batch: &batch, into: &output)
+    }
+
+    /// A line's request, decoded, whose answer the engine writes after `start`.
+    private struct Pending {
+        var id: JSONValue
+        var request: Request
+        var start: Int
+    }
+
+    /// Decodes a line and writes the head of its answer, `{"id":…,"ok":true,"result":`,
+    /// so that the engine writes the result in place; or writes the line's error line (or
+    /// nothing for a blank line) and returns nil.
+    private func begin(_ line: ArraySlice<UInt8>, lineNumber: Int, batch: Batch,
+                       into output: inout [UInt8]) -> Pending? {
         var line = line
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
         guard line.count <= maxLineBytes else {
             respondToOverlongLine(lineNumber: lineNumber, into: &output)
-            return
+            return nil
         }
         let json: JSONValue
         do {
             json = try JSONValue.parse(line, maxDepth: maxDepth)
         } catch {
             write(id: .null, error: error.code, message: error.description, field: nil, lineNumber: lineNumber, into: &output)
-            return
+            return nil
         }
         let id = json["id"] ?? .null
-        // `{"id":…,"ok":true,"result":…}`, the result written by the engine in place.
-        let start = output.count
         do throws(EngineError) {
             let request = try Request(json: json)
             if batch.isSpent, let limit = maxBatchAnswerBytes { throw Self.batchTooLarge(limit) }
+            let start = output.count
             output.append(contentsOf: #"{"id":"#.utf8)
             id.encode(into: &output)
             output.append(contentsOf: #","ok":true,"result":"#.utf8)
-            try engine.encode(request, into: &output)
-            output.append(contentsOf: "}\n".utf8)
-            let answered = output.count - start
-            if let limit = maxBatchAnswerBytes, batch.answeredBytes + answered > limit, !request.isWrite {
-                batch.spend()
-                throw Self.batchTooLarge(limit)
-            }
-            batch.add(answered)
+            return Pending(id: id, request: request, start: start)
         } catch {
-            output.removeSubrange(start...)
             write(id: id, error: error.code, message: error.description, field: error.field,
+                  lineNumber: lineNumber, into: &output)
+            return nil
+        }
+    }
+
+    /// Closes the answer the engine wrote, or replaces it with the error line; counts the
+    /// answer against the batch's budget.
+    private func finish(_ pending: Pending, failure: EngineError?, lineNumber: Int, batch: inout Batch,
+                        into output: inout [UInt8]) {
+        var failure = failure
+        if failure == nil {
+            output.append(contentsOf: "}\n".utf8)
+            let answered = output.count - pending.start
+            if let limit = maxBatchAnswerBytes, batch.answeredBytes + answered > limit, !pending.request.isWrite {
+                batch.spend()
+                failure = Self.batchTooLarge(limit)
+            } else {
+                batch.add(answered)
+            }
+        }
+        if let failure {
+            output.removeSubrange(pending.start...)
+            write(id: pending.id, error: failure.code, message: failure.description, field: failure.field,
                   lineNumber: lineNumber, into: &output)
         }
     }

@@ -1,4 +1,5 @@
 import Atomics
+import Dispatch
 import GeoCluster
 import Synchronization
 
@@ -23,6 +24,9 @@ public final class LiveLayerStore: Sendable {
 
     private let current: ManagedAtomic<Version>
     private let writer = Mutex(())
+    /// Where ``write(_:)`` commits to the journal: a thread of its own, so that an
+    /// fsync or a database round trip never holds a Swift concurrency thread.
+    private let journalQueue = DispatchQueue(label: "geo-cluster.journal")
     /// Where batches are committed before they are published; `nil` keeps them in memory.
     public let journal: (any LayerJournal)?
 
@@ -68,6 +72,9 @@ public final class LiveLayerStore: Sendable {
     /// the last batch the state includes: it only grows, survives restarts, and is the
     /// same on every replica of a store for the same state, so a client may wait for the
     /// version a write answered with (docs/DEPLOY.md).
+    ///
+    /// This form blocks the calling thread for the journal's I/O; from async code use
+    /// ``write(_:)``.
     @discardableResult
     public func apply(_ changes: [Change]) throws(EngineError) -> LiveLayer {
         try writer.withLock { _ throws(EngineError) -> LiveLayer in
@@ -95,6 +102,21 @@ public final class LiveLayerStore: Sendable {
             current.store(Version(next, sequence: sequence), ordering: .releasing)
             return next
         }
+    }
+
+    /// As ``apply(_:)``, for async callers: with a journal the batch is applied and
+    /// committed on the store's journal queue, and the caller is resumed once it is durable
+    /// and published, so no Swift concurrency thread waits on the store's I/O. In memory
+    /// the batch is applied on the caller's thread, as there is no I/O to wait for.
+    @discardableResult
+    public func write(_ changes: [Change]) async throws(EngineError) -> LiveLayer {
+        guard journal != nil else { return try apply(changes) }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<LiveLayer, EngineError>, Never>) in
+            journalQueue.async {
+                continuation.resume(returning: Result { () throws(EngineError) -> LiveLayer in try self.apply(changes) })
+            }
+        }
+        return try result.get()
     }
 
     /// Applies entries that other writers committed to the journal (a change feed), in

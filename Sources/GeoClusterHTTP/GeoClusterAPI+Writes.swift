@@ -45,7 +45,7 @@ extension GeoClusterAPI {
                 object["op"] = "delete"
                 object["ids"] = [Self.id(try Self.pathText("id", context))]
             }
-            result = try engine.execute(try GeoClusterEngine.Request(json: .object(object)))
+            result = try await engine.perform(try GeoClusterEngine.Request(json: .object(object)))
         } catch let error as EngineError {
             throw APIError.engine(error)
         }

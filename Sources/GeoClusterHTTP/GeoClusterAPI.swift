@@ -224,7 +224,7 @@ public struct GeoClusterAPI: Sendable {
             while start < body.endIndex && output.count < Self.batchChunkBytes {
                 let end = body[start...].firstIndex(of: 0x0A) ?? body.endIndex
                 lineNumber += 1
-                lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber, batch: &batch, into: &output)
+                await lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber, batch: &batch, into: &output)
                 start = end + 1
             }
             batchGate.leave()

@@ -4,6 +4,7 @@ import GeoClusterEngine
 import Logging
 import NIOCore
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// Keeps a replica's live layers up to date with what the other replicas commit to the
@@ -16,7 +17,7 @@ import Synchronization
 /// at once and catch up inside their transaction, so the feed skips what they applied.
 /// After a failure (connection lost) the replica is not ready until a full round of
 /// catching up succeeds again.
-public final class ChangeFeed: Sendable {
+public final class ChangeFeed: Service {
     public let journal: PostgresJournal
     public let layers: [LiveLayerStore]
     /// Longest wait between two rounds when no notification arrives.
@@ -37,6 +38,15 @@ public final class ChangeFeed: Sendable {
     /// Why the replica is not ready (catching up, or the store unreachable), `nil` once a
     /// round of catching up has succeeded and none has failed since.
     public var notReadyReason: String? { state.withLock { $0 } }
+
+    /// Follows the feed, as a service of the server's `ServiceGroup`, until the group
+    /// shuts down (or the task is cancelled). The rounds run on a thread of their own:
+    /// each waits on PostgreSQL, which must not hold one of Swift concurrency's threads.
+    public func run() async throws {
+        start()
+        defer { stop() }
+        try? await gracefulShutdown()
+    }
 
     /// Starts following the feed on a new thread.
     public func start() {

@@ -19,13 +19,14 @@ import PostgresNIO
 /// numbers of one layer therefore grow in commit order, which is what lets a follower
 /// read "entries of this layer after s" without missing one that commits late.
 ///
-/// Bridging: the engine is synchronous (a write runs under the layer's mutex, a
+/// Bridging: the journal is synchronous (a write runs under the layer's mutex, a
 /// query never waits), postgres-nio is asynchronous. The journal owns a one-thread NIO
 /// event loop group on which its connection lives, and the calling thread blocks on the
 /// `EventLoopFuture` of each statement (`wait()`). The caller is never one of this
-/// group's threads, so the wait cannot deadlock on the loop that completes it; blocking
-/// an HTTP worker for the few milliseconds of a commit is the price of keeping the
-/// engine free of async code, and it is paid by writes only.
+/// group's threads, so the wait cannot deadlock on the loop that completes it, and it is
+/// never one of Swift concurrency's threads either: the server's writes reach the journal
+/// through ``LiveLayerStore/write(_:)``, which commits on the store's own journal queue,
+/// and the change feed follows on a thread of its own.
 public final class PostgresJournal: LayerJournal, @unchecked Sendable {
     /// The `NOTIFY` channel of new entries; the payload is the layer's name.
     public static let channel = "geo_cluster_changes"

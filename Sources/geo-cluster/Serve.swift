@@ -104,11 +104,8 @@ struct Serve: AsyncParsableCommand {
         // Replicas sharing a PostgreSQL store follow each other's writes (docs/DEPLOY.md).
         var feed: ChangeFeed?
         if let postgres = store as? PostgresJournal {
-            let live = engine.entries.compactMap(\.store)
-            feed = ChangeFeed(journal: postgres, layers: live, logger: logger)
-            feed?.start()
+            feed = ChangeFeed(journal: postgres, layers: engine.entries.compactMap(\.store), logger: logger)
         }
-        defer { feed?.stop() }
         let origins = AllowedOrigins(parsing: corsOrigins ?? environment["GEO_CLUSTER_CORS_ORIGINS"] ?? "*")
         let api = GeoClusterAPI(engine: engine, maxQueryBodyBytes: maxQueryBodyBytes,
                                 maxBatchAnswerBytes: maxBatchAnswerBytes > 0 ? maxBatchAnswerBytes : nil,
@@ -120,8 +117,10 @@ struct Serve: AsyncParsableCommand {
                                   maxConnections: maxConnections > 0 ? maxConnections : nil,
                                   writeTimeoutSeconds: writeTimeout > 0 ? writeTimeout : nil)
         let application = api.makeApplication(host: host, port: port, limits: limits, logger: logger)
+        // Shut down in reverse order: the server stops taking requests before the feed stops.
         let services = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: (feed.map { [$0] } ?? []) + [application], gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
         try await services.run()
     }
 
