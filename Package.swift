@@ -11,6 +11,8 @@ let package = Package(
     products: [
         .executable(name: "geo-cluster", targets: ["geo-cluster"]),
         .library(name: "GeoCluster", targets: ["GeoCluster"]),
+        .library(name: "GeoClusterWire", targets: ["GeoClusterWire"]),
+        .library(name: "GeoReachability", targets: ["GeoReachability"]),
         .library(name: "GeoProjection", targets: ["GeoProjection"]),
         .library(name: "GeoClusterEngine", targets: ["GeoClusterEngine"]),
         .library(name: "GeoClusterStore", targets: ["GeoClusterStore"]),
@@ -33,6 +35,11 @@ let package = Package(
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
         .target(name: "GeoCluster", swiftSettings: strictSettings),
+        // The wire formats: the JSON value type and codec, GeoJSON, geojson-vt and Mapbox
+        // Vector Tile writers of the core's answers.
+        .target(name: "GeoClusterWire", dependencies: ["GeoCluster"], swiftSettings: strictSettings),
+        // Remaining-time reachability: travel models, walking networks and their routes.
+        .target(name: "GeoReachability", dependencies: ["GeoCluster", "GeoClusterWire"], swiftSettings: strictSettings),
         // The PROJ C library (Debian libproj-dev) as a system module.
         .systemLibrary(
             name: "CProj",
@@ -46,6 +53,8 @@ let package = Package(
             name: "GeoClusterEngine",
             dependencies: [
                 "GeoCluster",
+                "GeoClusterWire",
+                "GeoReachability",
                 "GeoProjection",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Atomics", package: "swift-atomics"),
@@ -59,6 +68,7 @@ let package = Package(
             dependencies: [
                 "GeoCluster",
                 "GeoClusterEngine",
+                "GeoClusterWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -73,6 +83,7 @@ let package = Package(
             name: "GeoClusterHTTP",
             dependencies: [
                 "GeoClusterEngine",
+                "GeoClusterWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // HTTP/1.1 channel settings (idle timeout) and the connection limit.
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -96,6 +107,8 @@ let package = Package(
                 "GeoClusterEngine",
                 "GeoClusterHTTP",
                 "GeoClusterStore",
+                "GeoClusterWire",
+                "GeoReachability",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -104,16 +117,16 @@ let package = Package(
         ),
 
         // Benchmarks (run with `swift package benchmark`, see README.md).
-        .target(name: "BenchmarkSupport", dependencies: ["GeoCluster"], path: "Benchmarks/BenchmarkSupport",
+        .target(name: "BenchmarkSupport", dependencies: ["GeoCluster", "GeoClusterWire"], path: "Benchmarks/BenchmarkSupport",
                 swiftSettings: strictSettings),
-        benchmarkTarget("Clustering", dependencies: ["GeoCluster"]),
-        benchmarkTarget("Protocol", dependencies: ["GeoCluster", "GeoClusterEngine"]),
-        benchmarkTarget("Operations", dependencies: ["GeoCluster", "GeoClusterEngine"]),
+        benchmarkTarget("Clustering", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability"]),
+        benchmarkTarget("Protocol", dependencies: ["GeoCluster", "GeoClusterWire", "GeoClusterEngine"]),
+        benchmarkTarget("Operations", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability", "GeoClusterEngine"]),
         // Writes the benchmark point sets to files and measures one index on them, for
         // Benchmarks/compare_pysupercluster.sh (same inputs, same process shape as the peer).
         .executableTarget(
             name: "bench-radius",
-            dependencies: ["GeoCluster", "BenchmarkSupport",
+            dependencies: ["GeoCluster", "GeoClusterWire", "BenchmarkSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/bench-radius",
             swiftSettings: strictSettings
@@ -121,18 +134,20 @@ let package = Package(
 
         // What the test targets share: running the built executable as a subprocess.
         .target(name: "GeoClusterTestSupport", path: "Tests/GeoClusterTestSupport", swiftSettings: strictSettings),
-        .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster", "GeoClusterTestSupport"],
+        .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability",
+                                                            "GeoClusterTestSupport"],
                     swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
         // Golden/ holds the protocol's request/response files, read from the source tree.
-        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoProjection", "GeoClusterTestSupport"],
+        .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoClusterWire", "GeoReachability",
+                                                                  "GeoProjection", "GeoClusterTestSupport"],
                     exclude: ["Golden"], swiftSettings: strictSettings),
-        .testTarget(name: "GeoClusterStoreTests", dependencies: ["GeoClusterStore", "GeoClusterEngine", "GeoCluster",
+        .testTarget(name: "GeoClusterStoreTests", dependencies: ["GeoClusterStore", "GeoClusterEngine", "GeoCluster", "GeoClusterWire",
                                                                  "GeoClusterTestSupport"],
                     swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",
-            dependencies: ["GeoClusterHTTP", "GeoClusterTestSupport",
+            dependencies: ["GeoClusterHTTP", "GeoClusterWire", "GeoClusterTestSupport",
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "CompressNIO", package: "compress-nio")],
             swiftSettings: strictSettings
@@ -148,9 +163,10 @@ if Context.environment["GEO_CLUSTER_FUZZ"] != nil {
     let entryPoint = strictSettings
     package.targets += [
         .target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
-        .target(name: "FuzzSupport", dependencies: ["GeoCluster", "GeoClusterEngine"], path: "Fuzz/FuzzSupport",
+        .target(name: "FuzzSupport", dependencies: ["GeoCluster", "GeoClusterWire", "GeoClusterEngine"], path: "Fuzz/FuzzSupport",
                 swiftSettings: strictSettings),
-        .executableTarget(name: "fuzz-lines", dependencies: ["CLibFuzzer", "FuzzSupport", "GeoCluster", "GeoClusterEngine"],
+        .executableTarget(name: "fuzz-lines", dependencies: ["CLibFuzzer", "FuzzSupport", "GeoCluster", "GeoClusterWire",
+                                                             "GeoClusterEngine"],
                           path: "Fuzz/FuzzLines", swiftSettings: entryPoint),
         .executableTarget(
             name: "fuzz-http",

@@ -2,6 +2,7 @@ import Benchmark
 import BenchmarkSupport
 import Foundation
 import GeoCluster
+import GeoClusterWire
 import GeoClusterEngine
 import Synchronization
 

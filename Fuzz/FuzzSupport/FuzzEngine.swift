@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 import GeoClusterEngine
 
 /// A small engine for the fuzz targets: one layer of each kind, live and radius, so that

@@ -13,12 +13,12 @@ import Darwin
 /// Transcendental functions used by the projection, the kd-sort and the great-circle
 /// distances of reachability, gathered here so that the rest of the core does not import a
 /// platform module.
-enum CMath {
-    @inline(__always) static func sin(_ x: Double) -> Double { platformSin(x) }
-    @inline(__always) static func cos(_ x: Double) -> Double { platformCos(x) }
-    @inline(__always) static func asin(_ x: Double) -> Double { platformAsin(x) }
-    @inline(__always) static func log(_ x: Double) -> Double { platformLog(x) }
-    @inline(__always) static func exp(_ x: Double) -> Double { platformExp(x) }
+package enum CMath {
+    @inline(__always) package static func sin(_ x: Double) -> Double { platformSin(x) }
+    @inline(__always) package static func cos(_ x: Double) -> Double { platformCos(x) }
+    @inline(__always) package static func asin(_ x: Double) -> Double { platformAsin(x) }
+    @inline(__always) package static func log(_ x: Double) -> Double { platformLog(x) }
+    @inline(__always) package static func exp(_ x: Double) -> Double { platformExp(x) }
 }
 
 @inline(__always) private func platformSin(_ x: Double) -> Double { sin(x) }

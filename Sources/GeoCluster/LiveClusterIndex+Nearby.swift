@@ -15,8 +15,8 @@ public struct NearbyPoint: Sendable, Hashable {
 
 extension LiveClusterIndex {
     /// Largest radius a distance query searches: half the Earth's circumference on the
-    /// sphere of ``Reachability/meanEarthRadiusMeters`` (π·R), beyond which every point lies.
-    public static let largestSearchRadiusMeters = Double.pi * Reachability.meanEarthRadiusMeters
+    /// sphere of ``GreatCircle/meanEarthRadiusMeters`` (π·R), beyond which every point lies.
+    public static let largestSearchRadiusMeters = Double.pi * GreatCircle.meanEarthRadiusMeters
 
     /// The points within `radiusMeters` of `center` that pass `filter`, nearest first (ties
     /// by slot).
@@ -32,7 +32,7 @@ extension LiveClusterIndex {
     ///   - radiusMeters: `>= 0`; larger than ``largestSearchRadiusMeters`` covers the Earth.
     public func points(
         within radiusMeters: Double, of center: Coordinate, filter: LiveFilter = .all,
-        distanceMeters: (Coordinate, Coordinate) -> Double = Reachability.haversineMeters(from:to:)
+        distanceMeters: (Coordinate, Coordinate) -> Double = GreatCircle.haversineMeters(from:to:)
     ) -> [NearbyPoint] {
         var found: [NearbyPoint] = []
         forEachPoint(nearby: center, radiusMeters: radiusMeters, filter: filter) { slot, coordinate in
@@ -59,7 +59,7 @@ extension LiveClusterIndex {
     public func nearest(
         _ k: Int, to center: Coordinate, maxRadiusMeters: Double = .infinity, filter: LiveFilter = .all,
         initialRadiusMeters: Double = 500,
-        distanceMeters: (Coordinate, Coordinate) -> Double = Reachability.haversineMeters(from:to:)
+        distanceMeters: (Coordinate, Coordinate) -> Double = GreatCircle.haversineMeters(from:to:)
     ) -> [NearbyPoint] {
         guard k > 0 else { return [] }
         let cap = Swift.min(maxRadiusMeters, Self.largestSearchRadiusMeters * 1.02)
@@ -102,7 +102,7 @@ extension LiveClusterIndex {
         _ body: (_ slot: Int, _ coordinate: Coordinate) -> Void
     ) {
         let degreesPerRadian = 180 / Double.pi
-        let angle = (Swift.max(0, radiusMeters) * 1.01 + 1) / Reachability.meanEarthRadiusMeters
+        let angle = (Swift.max(0, radiusMeters) * 1.01 + 1) / GreatCircle.meanEarthRadiusMeters
         let north = Swift.min(90, center.latitude + angle * degreesPerRadian)
         let south = Swift.max(-90, center.latitude - angle * degreesPerRadian)
         // Mercator y grows southwards; positions beyond ±85.05° are stored at the edge.

@@ -315,7 +315,7 @@ public struct RadiusClusterIndex: Sendable {
 
     /// Rounds halves towards positive infinity, as JavaScript's `Math.round` does.
     @inline(__always)
-    static func roundHalfUp(_ value: Double) -> Double {
+    package static func roundHalfUp(_ value: Double) -> Double {
         let floor = value.rounded(.down)
         return value - floor >= 0.5 ? floor + 1 : floor
     }

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// The queries every layer answers. The radius layer (``Layer``) and each version of a
 /// live layer (``LiveLayer``) are its two implementations; the engine dispatches every

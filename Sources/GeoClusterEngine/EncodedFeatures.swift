@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// The features of a radius layer kept as their JSON text, end to end in one buffer.
 ///

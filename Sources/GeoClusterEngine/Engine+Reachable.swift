@@ -1,4 +1,6 @@
 import GeoCluster
+import GeoClusterWire
+import GeoReachability
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

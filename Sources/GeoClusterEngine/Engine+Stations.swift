@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// The fields of `stations`: find stations of a stations layer by name (Korean or
 /// English, exact or prefix), by line, or nearest to a position.

@@ -1,4 +1,6 @@
 import GeoCluster
+import GeoClusterWire
+import GeoReachability
 import GeoProjection
 import Synchronization
 

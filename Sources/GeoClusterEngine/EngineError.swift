@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 import GeoProjection
 
 /// Every error the engine reports to a transport. Each case says what was wrong and

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// What a layer holds. Each kind has its own schema and filters; `points` is a layer of
 /// any point features with free-form properties.

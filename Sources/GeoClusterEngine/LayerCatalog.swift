@@ -1,5 +1,7 @@
 import Foundation
 import GeoCluster
+import GeoClusterWire
+import GeoReachability
 
 /// Loads layers from files: a data directory described by `layers.json`, or single
 /// GeoJSON files.

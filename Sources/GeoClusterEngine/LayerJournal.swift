@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// The durable store behind live layers: every write batch is committed to it before the
 /// new version is published, and layers are rebuilt from it at start (docs/STORAGE.md).

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// The typed fields of one record, by layer kind (the schemas of DESIGN.md).
 public enum RecordFields: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// The JSON-lines protocol of `geo-cluster query`: one request object per line in, one
 /// response object per line out, in the same order, each echoing the request's `id`.

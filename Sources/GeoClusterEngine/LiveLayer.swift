@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 import HashTreeCollections
 
 /// One version of a live layer: its records and the live index over them. A value: a

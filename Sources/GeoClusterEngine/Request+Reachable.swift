@@ -1,4 +1,6 @@
 import GeoCluster
+import GeoClusterWire
+import GeoReachability
 
 /// The fields of `reachable`: where the traveller is, how much time they have, which places
 /// to consider, the model's parameters and how to present the answer.

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 import GeoProjection
 
 /// One engine operation with validated parameters. Every transport builds these (from a

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// The species a sightings layer knows, each by its scientific, Korean and English name,
 /// so that filters and writes may name a species in any of them.

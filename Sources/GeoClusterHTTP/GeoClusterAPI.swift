@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 import GeoClusterEngine
 import Hummingbird
 import HummingbirdCore

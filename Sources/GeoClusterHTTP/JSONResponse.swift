@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 import Hummingbird
 
 /// A JSON document as a response, written by our own encoder (the same bytes the

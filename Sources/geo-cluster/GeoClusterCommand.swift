@@ -5,6 +5,7 @@ import Darwin
 #endif
 import ArgumentParser
 import GeoCluster
+import GeoClusterWire
 import GeoClusterEngine
 import GeoClusterStore
 

@@ -1,5 +1,6 @@
 import Testing
 import GeoCluster
+import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// Cluster answers and pages of leaves are written straight to text, without a JSON

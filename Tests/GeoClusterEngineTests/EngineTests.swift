@@ -1,5 +1,6 @@
 import Testing
 import GeoCluster
+import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// A small layer whose answers can be worked out by hand: three points close together

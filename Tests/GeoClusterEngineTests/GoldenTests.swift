@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// Golden request/response files of the JSON-lines protocol, in Golden/: each

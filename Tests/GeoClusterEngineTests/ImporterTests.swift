@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterWire
 import GeoProjection
 @testable import GeoClusterEngine
 

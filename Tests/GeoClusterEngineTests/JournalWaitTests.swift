@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import GeoCluster
+import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// A write through ``Engine/perform(_:)`` waits for its store without holding one of

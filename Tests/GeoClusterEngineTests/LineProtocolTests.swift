@@ -1,5 +1,6 @@
 import Testing
 import GeoCluster
+import GeoClusterWire
 @testable import GeoClusterEngine
 
 struct LineProtocolTests {

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterWire
 @testable import GeoClusterEngine
 
 struct LineStreamTests {

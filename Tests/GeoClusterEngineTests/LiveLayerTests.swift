@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import GeoCluster
+@testable import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// Live layers through the engine: typed records, writes applied all or nothing,

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCluster
+import GeoClusterWire
 @testable import GeoClusterEngine
 import GeoProjection
 import Testing

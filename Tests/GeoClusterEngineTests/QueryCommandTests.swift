@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterWire
 import GeoClusterTestSupport
 
 /// Runs the built `geo-cluster` executable as a batch job would: through pipes.

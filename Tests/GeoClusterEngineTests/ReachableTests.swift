@@ -2,6 +2,7 @@ import Foundation
 import GeoProjection
 import Testing
 @testable import GeoCluster
+@testable import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// `reachable` and `nearby` through the engine, with places set at exact geodesic

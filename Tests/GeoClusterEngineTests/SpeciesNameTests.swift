@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import GeoCluster
+@testable import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// Species by any name: a sightings layer with a checklist takes a species' scientific,

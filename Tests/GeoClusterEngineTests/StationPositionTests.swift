@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterWire
 
 /// The shipped `stations` sample (Data/stations.geojson, compiled by hand into
 /// Data/tools/stations.csv) against an independent list of Korail station positions,
@@ -62,7 +63,7 @@ struct StationPositionTests {
                 unmatched.append(station.id)
                 continue
             }
-            errors.append((station.id, Reachability.haversineMeters(from: station.coordinate, to: match.coordinate)))
+            errors.append((station.id, GreatCircle.haversineMeters(from: station.coordinate, to: match.coordinate)))
         }
 
         let sorted = errors.map(\.meters).sorted()

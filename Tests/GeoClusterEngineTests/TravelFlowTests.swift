@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import GeoCluster
+@testable import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// The travel app's flow through the engine: whole minutes as the app counts them, up to

@@ -1,5 +1,6 @@
 import CompressNIO
 import GeoCluster
+import GeoClusterWire
 import GeoClusterEngine
 import Hummingbird
 import HummingbirdTesting

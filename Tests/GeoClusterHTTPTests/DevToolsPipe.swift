@@ -1,5 +1,6 @@
 import Foundation
 import GeoCluster
+import GeoClusterWire
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCluster
+import GeoClusterWire
 import GeoClusterTestSupport
 import Testing
 

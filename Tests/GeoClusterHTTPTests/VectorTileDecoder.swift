@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// A strict reader of Mapbox Vector Tile 2.1 protobuf, written from the specification
 /// (vector_tile.proto) independently of the encoder, for checking what the service sends.

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import GeoCluster
+import GeoClusterWire
 import GeoClusterEngine
 import GeoClusterStore
 import GeoClusterTestSupport

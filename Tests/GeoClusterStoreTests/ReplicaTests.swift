@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterWire
 import GeoClusterEngine
 import GeoClusterStore
 import GeoClusterTestSupport

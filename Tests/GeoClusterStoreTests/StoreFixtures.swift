@@ -1,5 +1,6 @@
 import Foundation
 import GeoCluster
+import GeoClusterWire
 import GeoClusterEngine
 import GeoClusterStore
 

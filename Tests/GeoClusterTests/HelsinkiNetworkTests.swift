@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterWire
+import GeoReachability
 
 /// The shipped OpenStreetMap sample of central Helsinki (Data/helsinki_*.json[.geojson], made
 /// by Data/tools/import_helsinki.py): the pedestrian network, Helsinki Central station and
@@ -62,7 +64,7 @@ enum HelsinkiSample {
         return sample.places.map { place in
             let (node, snap) = network.nearestNode(to: place.coordinate)
             return (place.index, stationSnap + distances[node] + snap,
-                    Reachability.haversineMeters(from: sample.station, to: place.coordinate))
+                    GreatCircle.haversineMeters(from: sample.station, to: place.coordinate))
         }
     }
 
@@ -97,7 +99,7 @@ struct HelsinkiNetworkTests {
         for u in 0..<network.nodeCount {
             for slot in Int(network.edgeStart[u])..<Int(network.edgeStart[u + 1]) {
                 let v = Int(network.edgeTarget[slot])
-                let straight = Reachability.haversineMeters(from: network.nodes[u], to: network.nodes[v])
+                let straight = GreatCircle.haversineMeters(from: network.nodes[u], to: network.nodes[v])
                 #expect(network.edgeLengthMeters[slot] >= straight, "edge \(u)-\(v)")
                 #expect(network.edgeLengthMeters[slot] <= straight * 1.01 + 0.01, "edge \(u)-\(v) is a straight segment")
                 longest = max(longest, network.edgeLengthMeters[slot])

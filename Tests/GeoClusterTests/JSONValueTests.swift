@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import GeoCluster
+@testable import GeoClusterWire
 
 @Suite struct JSONValueTests {
     // MARK: - Helpers

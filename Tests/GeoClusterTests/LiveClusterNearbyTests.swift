@@ -35,7 +35,7 @@ struct LiveClusterNearbyTests {
                            partitions: Set<Int>? = nil) -> [NearbyPoint] {
         var found: [NearbyPoint] = []
         for (slot, point) in points.enumerated() where partitions?.contains(point.partition) ?? true {
-            let distance = Reachability.haversineMeters(from: center, to: point.coordinate)
+            let distance = GreatCircle.haversineMeters(from: center, to: point.coordinate)
             if distance <= radiusMeters { found.append(NearbyPoint(slot: slot, distanceMeters: distance)) }
         }
         return found.sorted(by: LiveClusterIndex.nearerFirst)

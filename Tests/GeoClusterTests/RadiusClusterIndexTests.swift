@@ -1,6 +1,7 @@
 import GeoClusterTestSupport
 import Testing
 @testable import GeoCluster
+@testable import GeoClusterWire
 
 /// Behaviour of the radius algorithm that does not depend on outside fixtures.
 struct RadiusClusterIndexTests {

@@ -1,5 +1,6 @@
 import Testing
 import GeoCluster
+import GeoReachability
 
 /// Every expected number is worked out by hand from the model
 /// `walk out + dwell + walk back + buffer <= remaining` with the default normal pace of
@@ -12,7 +13,7 @@ struct ReachabilityTests {
     /// distance is exactly the radius times the latitude difference.
     static func north(_ meters: Double) -> Coordinate {
         Coordinate(longitude: station.longitude,
-                   latitude: station.latitude + meters / Reachability.meanEarthRadiusMeters * 180 / Double.pi)
+                   latitude: station.latitude + meters / GreatCircle.meanEarthRadiusMeters * 180 / Double.pi)
     }
 
     /// A straight-line model whose distance is always `meters`, to make the arithmetic exact.

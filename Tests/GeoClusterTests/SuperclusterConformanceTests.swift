@@ -1,5 +1,6 @@
 import Testing
 @testable import GeoCluster
+@testable import GeoClusterWire
 
 /// supercluster 8.0.1's own test suite (test/test.js) and recorded outputs, replayed
 /// against the radius algorithm. The fixtures are read from ../shared.

@@ -1,5 +1,6 @@
 import Testing
 @testable import GeoCluster
+@testable import GeoClusterWire
 
 struct ProtobufWriterTests {
     @Test func varintsAreLittleEndianBase128() {

@@ -1,6 +1,7 @@
 import GeoClusterTestSupport
 import Testing
 import GeoCluster
+import GeoReachability
 
 /// A river along the equator, crossed by one bridge 1 km east of the station:
 ///
@@ -17,7 +18,7 @@ enum RiverFixture {
     /// The position `eastMeters`, `northMeters` from (0, 0) on the mean sphere; near the
     /// equator these are great-circle distances to within micrometres.
     static func at(eastMeters: Double, northMeters: Double) -> Coordinate {
-        let degreesPerMeter = 180 / (Double.pi * Reachability.meanEarthRadiusMeters)
+        let degreesPerMeter = 180 / (Double.pi * GreatCircle.meanEarthRadiusMeters)
         return Coordinate(longitude: eastMeters * degreesPerMeter, latitude: northMeters * degreesPerMeter)
     }
 
@@ -262,7 +263,7 @@ struct WalkingNetworkTests {
     private func bruteNearest(_ nodes: [Coordinate], _ point: Coordinate) -> (node: Int, distanceMeters: Double) {
         var best = (node: -1, distanceMeters: Double.infinity)
         for (i, node) in nodes.enumerated() {
-            let d = Reachability.haversineMeters(from: point, to: node)
+            let d = GreatCircle.haversineMeters(from: point, to: node)
             if d < best.distanceMeters { best = (i, d) }
         }
         return best
@@ -320,14 +321,14 @@ struct WalkingNetworkTests {
 
     @Test func haversineMatchesHandComputedArcs() {
         let origin = Coordinate(longitude: 0, latitude: 0)
-        let radius = Reachability.meanEarthRadiusMeters
-        #expect(Reachability.haversineMeters(from: origin, to: origin) == 0)
-        let oneDegreeNorth = Reachability.haversineMeters(from: origin, to: Coordinate(longitude: 0, latitude: 1))
+        let radius = GreatCircle.meanEarthRadiusMeters
+        #expect(GreatCircle.haversineMeters(from: origin, to: origin) == 0)
+        let oneDegreeNorth = GreatCircle.haversineMeters(from: origin, to: Coordinate(longitude: 0, latitude: 1))
         #expect(abs(oneDegreeNorth - radius * Double.pi / 180) < 1e-6)
-        let antipode = Reachability.haversineMeters(from: origin, to: Coordinate(longitude: 180, latitude: 0))
+        let antipode = GreatCircle.haversineMeters(from: origin, to: Coordinate(longitude: 180, latitude: 0))
         #expect(abs(antipode - radius * Double.pi) < 1e-6)
         // Across the antimeridian: 0.2 degrees of longitude on the equator.
-        let across = Reachability.haversineMeters(from: Coordinate(longitude: 179.9, latitude: 0),
+        let across = GreatCircle.haversineMeters(from: Coordinate(longitude: 179.9, latitude: 0),
                                                   to: Coordinate(longitude: -179.9, latitude: 0))
         #expect(abs(across - radius * 0.2 * Double.pi / 180) < 1e-6)
     }

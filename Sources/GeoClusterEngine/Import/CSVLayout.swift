@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// How the columns of a CSV file map to the fields of a layer record, resolved against
 /// its header row.

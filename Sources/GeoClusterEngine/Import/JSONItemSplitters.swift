@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// One JSON record cut out of an input, not yet parsed: a line of a JSON-lines file, or an
 /// element of a FeatureCollection's `features`.

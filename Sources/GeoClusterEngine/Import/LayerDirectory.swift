@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import GeoCluster
+import GeoClusterWire
 
 /// Writes layers into a data directory that ``LayerCatalog/load(directory:)`` reads: a
 /// GeoJSON FeatureCollection file per layer, listed in `layers.json`.

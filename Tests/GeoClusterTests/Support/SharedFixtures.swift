@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterWire
 
 /// Test data that lives outside the repository, in `../shared` beside the package root
 /// (or where `GEO_CLUSTER_SHARED` points). Tests that need it are disabled with a

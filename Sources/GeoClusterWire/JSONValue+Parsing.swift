@@ -1,3 +1,5 @@
+import GeoCluster
+
 /// Why a document is not valid JSON, and where.
 ///
 /// Two errors are equal when their ``kind`` and ``byteOffset`` match; the ``message``

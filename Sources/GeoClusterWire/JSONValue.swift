@@ -1,3 +1,5 @@
+import GeoCluster
+
 /// A JSON document held in memory: the free-form `properties` of GeoJSON features,
 /// test fixtures, and the messages of the JSON-lines protocol.
 ///

@@ -1,3 +1,6 @@
+import GeoCluster
+import GeoClusterWire
+
 /// The language of the words in a reachability answer: its `reason` and the labels of
 /// place categories. Codes (`status`, `category`, error codes) never change with it.
 public enum ReachabilityLanguage: String, Sendable, Hashable, CaseIterable {

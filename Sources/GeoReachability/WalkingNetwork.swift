@@ -1,3 +1,6 @@
+import GeoCluster
+import GeoClusterWire
+
 /// An undirected graph of footpaths: nodes at WGS84 positions and edges with lengths in
 /// metres, frozen into compressed sparse rows (CSR) so that a search touches only flat arrays.
 ///
@@ -146,7 +149,7 @@ public struct WalkingNetwork: Sendable {
 
 extension WalkingNetwork {
     /// The node nearest to `point` by great-circle distance
-    /// (``Reachability/haversineMeters(from:to:)``), and that distance in metres; ties go to
+    /// (``GreatCircle/haversineMeters(from:to:)``), and that distance in metres; ties go to
     /// the lowest node index.
     ///
     /// The kd-tree over Web Mercator positions proposes candidates: a search of growing
@@ -193,7 +196,7 @@ extension WalkingNetwork {
     /// The Mercator radius around a point at `latitudeDegrees` that holds every point within
     /// `meters` on the sphere, or nil near a pole where `sec φ` grows without bound.
     private static func mercatorRadius(enclosingMeters meters: Double, around latitudeDegrees: Double) -> Double? {
-        let angle = meters / Reachability.meanEarthRadiusMeters
+        let angle = meters / GreatCircle.meanEarthRadiusMeters
         let largestLatitude = abs(latitudeDegrees) * Double.pi / 180 + angle
         guard largestLatitude < 89 * Double.pi / 180 else { return nil }
         return angle / (2 * Double.pi * CMath.cos(largestLatitude)) + floatPaddingMercator
@@ -211,7 +214,7 @@ extension WalkingNetwork {
         var best = (node: Int.max, distanceMeters: Double.infinity)
         for id in ids {
             let node = Int(id)
-            let d = Reachability.haversineMeters(from: point, to: nodes[node])
+            let d = GreatCircle.haversineMeters(from: point, to: nodes[node])
             if d < best.distanceMeters || (d == best.distanceMeters && node < best.node) {
                 best = (node, d)
             }
@@ -222,7 +225,7 @@ extension WalkingNetwork {
     private func nearestByScan(to point: Coordinate) -> (node: Int, distanceMeters: Double) {
         var best = (node: 0, distanceMeters: Double.infinity)
         for node in nodes.indices {
-            let d = Reachability.haversineMeters(from: point, to: nodes[node])
+            let d = GreatCircle.haversineMeters(from: point, to: nodes[node])
             if d < best.distanceMeters { best = (node, d) }
         }
         return best

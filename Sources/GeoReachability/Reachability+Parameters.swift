@@ -1,3 +1,6 @@
+import GeoCluster
+import GeoClusterWire
+
 /// A walking speed, either one of the named paces or an explicit speed within 1...10 km/h.
 ///
 /// The named paces come from pedestrian studies (see docs/REACHABILITY.md): `slow` is the

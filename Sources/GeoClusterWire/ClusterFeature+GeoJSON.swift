@@ -1,3 +1,5 @@
+import GeoCluster
+
 /// GeoJSON and geojson-vt renderings of clustering answers, with supercluster's
 /// property names so that frontends written for supercluster work unchanged.
 extension ClusterFeature {

@@ -1,3 +1,5 @@
+import GeoCluster
+
 /// The Mapbox Vector Tile rendering of tile answers: the same features, pixel positions
 /// and properties as the geojson-vt form (``TileFeature/geoJSONVT(extraClusterProperties:pointTags:pointID:)``).
 extension VectorTileLayer {

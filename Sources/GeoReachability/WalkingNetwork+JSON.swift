@@ -1,3 +1,6 @@
+import GeoCluster
+import GeoClusterWire
+
 // MARK: - Reading the network file format
 
 extension WalkingNetwork {

@@ -1,3 +1,6 @@
+import GeoCluster
+import GeoClusterWire
+
 /// What a traveller can do with the time left: a status with a reason for people, the places
 /// that fit with their timings, and the nearby places that do not fit with the reason why.
 ///

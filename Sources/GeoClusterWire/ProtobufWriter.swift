@@ -1,3 +1,5 @@
+import GeoCluster
+
 /// Appends Protocol Buffers wire-format fields to a byte array: just what a Mapbox
 /// Vector Tile needs (varints, zigzag varints, 64-bit doubles, length-delimited bytes and
 /// packed varints). Encoding follows https://protobuf.dev/programming-guides/encoding/.

@@ -1,3 +1,5 @@
+import GeoCluster
+
 /// One layer of point features of a Mapbox Vector Tile (specification 2.1,
 /// https://github.com/mapbox/vector-tile-spec/tree/master/2.1), built feature by feature
 /// and then written as the protobuf bytes of a tile holding just this layer.

@@ -1,3 +1,5 @@
+import GeoCluster
+
 /// Compact JSON output that matches JavaScript's `JSON.stringify` byte for byte, so
 /// responses are identical to those of the JavaScript services this one replaces.
 extension JSONValue {

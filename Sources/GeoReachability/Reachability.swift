@@ -1,8 +1,11 @@
+import GeoCluster
+import GeoClusterWire
+
 /// How a traveller gets from the station to a place and back.
 public enum ReachabilityTravelModel: Sendable {
     /// The distance between the two points times the detour factor. `distanceMeters` gives
     /// metres between two coordinates; the default is the core's spherical
-    /// ``Reachability/haversineMeters(from:to:)``, and a caller with an ellipsoidal geodesic
+    /// ``GreatCircle/haversineMeters(from:to:)``, and a caller with an ellipsoidal geodesic
     /// (PROJ's WGS84) passes that instead.
     case straightLine(distanceMeters: @Sendable (Coordinate, Coordinate) -> Double = Reachability.haversineDistance)
     /// The shortest path along a walking network, used as is (no detour factor), plus a
@@ -25,29 +28,9 @@ public enum ReachabilityTravelModel: Sendable {
 /// docs/REACHABILITY.md describes the model, its defaults and their sources, and works an
 /// example through.
 public enum Reachability {
-    /// The mean Earth radius R1 = (2a + b) / 3 of WGS 84 in metres, the sphere of
-    /// ``haversineMeters(from:to:)``.
-    public static let meanEarthRadiusMeters = 6_371_008.8
-
-    /// Great-circle distance in metres on the sphere of radius ``meanEarthRadiusMeters``.
-    ///
-    /// Spherical, so it differs from the WGS 84 ellipsoidal distance by up to about 0.5 %:
-    /// a few metres over a walk, far below the uncertainty of pace and detour.
-    public static func haversineMeters(from start: Coordinate, to end: Coordinate) -> Double {
-        let radiansPerDegree = Double.pi / 180
-        let latitude1 = start.latitude * radiansPerDegree
-        let latitude2 = end.latitude * radiansPerDegree
-        let sinHalfDeltaLatitude = CMath.sin((latitude2 - latitude1) / 2)
-        let sinHalfDeltaLongitude = CMath.sin((end.longitude - start.longitude) * radiansPerDegree / 2)
-        let h = sinHalfDeltaLatitude * sinHalfDeltaLatitude
-            + CMath.cos(latitude1) * CMath.cos(latitude2) * sinHalfDeltaLongitude * sinHalfDeltaLongitude
-        // min() guards against rounding pushing h just above 1 for antipodal points.
-        return 2 * meanEarthRadiusMeters * CMath.asin(Swift.min(1, h.squareRoot()))
-    }
-
-    /// ``haversineMeters(from:to:)`` as the default distance of the travel models.
+    /// ``GreatCircle/haversineMeters(from:to:)`` as the default distance of the travel models.
     public static let haversineDistance: @Sendable (Coordinate, Coordinate) -> Double = { start, end in
-        haversineMeters(from: start, to: end)
+        GreatCircle.haversineMeters(from: start, to: end)
     }
 
     /// The great-circle radius in metres beyond which no place can fit:
@@ -397,7 +380,7 @@ private struct SearchBox {
         self.center = center
         self.radiusMeters = radiusMeters
         let widenedMeters = radiusMeters * 1.01 + 1
-        let angle = widenedMeters / Reachability.meanEarthRadiusMeters
+        let angle = widenedMeters / GreatCircle.meanEarthRadiusMeters
         let degreesPerRadian = 180 / Double.pi
         latitudeSpanDegrees = angle * degreesPerRadian
         // Along a great-circle arc of length `angle`, longitude changes at most by
