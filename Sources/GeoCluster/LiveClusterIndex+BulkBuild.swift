@@ -1,0 +1,134 @@
+/// Builds a quadtree from points sorted along the Z-order curve, where the points of
+/// every cell form one run: a run of at most `bucketSize` points (or of points on one
+/// spot) is a leaf, a larger one an inner node at the deepest cell its points share,
+/// with one child per quadrant run below it.
+///
+/// The leaves hold the same points as the leaves that inserting the points one by one in
+/// slot order leaves behind (a cell's points stay together until they outgrow the
+/// bucket), and like those a leaf sits one level below its parent and keeps its entries
+/// in slot order, so every walk visits the points in the same order (leaves pages, the
+/// points of small groups) and later changes group points as they would. Inserts may
+/// also leave an inner node one level below its parent above its only child (a leaf
+/// that overflowed with all its points in one deeper cell) until the next remove below
+/// it; such a node changes no answer, and the bulk build never makes one.
+struct BulkBuilder {
+    /// A point's position on the Z-order curve, its slot and partition, for sorting.
+    struct Key {
+        var code: UInt64
+        var slot: UInt32
+        var partition: UInt16
+    }
+
+    /// Every point, by slot; a leaf makes its entries from them and the keys.
+    let points: [LivePoint]
+    /// The keys of the points to build from, each tree's run sorted by code, then slot.
+    let keys: [Key]
+    let bucketSize: Int
+    /// Whether nodes count points per partition (the combined tree of a partitioned index).
+    let histogram: Bool
+
+    /// Interleaves the bits of a position, y above x at every level, so that the
+    /// 2-bit digit of level `l` (from the top) is ``QuadNode/quadrant(_:_:level:)``.
+    @inline(__always)
+    static func zOrder(_ x: UInt32, _ y: UInt32) -> UInt64 {
+        spread(x) | spread(y) << 1
+    }
+
+    /// The position on the Z-order curve `code` stands for.
+    @inline(__always)
+    static func position(_ code: UInt64) -> (qx: UInt32, qy: UInt32) {
+        (compact(code), compact(code >> 1))
+    }
+
+    /// The bits of `v` at the even bit positions of the result.
+    @inline(__always)
+    static func spread(_ v: UInt32) -> UInt64 {
+        var w = UInt64(v)
+        w = (w | w << 16) & 0x0000_FFFF_0000_FFFF
+        w = (w | w << 8) & 0x00FF_00FF_00FF_00FF
+        w = (w | w << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        w = (w | w << 2) & 0x3333_3333_3333_3333
+        w = (w | w << 1) & 0x5555_5555_5555_5555
+        return w
+    }
+
+    /// The even bits of `w`, packed: the inverse of ``spread(_:)``.
+    @inline(__always)
+    static func compact(_ w: UInt64) -> UInt32 {
+        var w = w & 0x5555_5555_5555_5555
+        w = (w | w >> 1) & 0x3333_3333_3333_3333
+        w = (w | w >> 2) & 0x0F0F_0F0F_0F0F_0F0F
+        w = (w | w >> 4) & 0x00FF_00FF_00FF_00FF
+        w = (w | w >> 8) & 0x0000_FFFF_0000_FFFF
+        w = (w | w >> 16) & 0x0000_0000_FFFF_FFFF
+        return UInt32(w)
+    }
+
+    /// The root over `keys[run]`: a leaf while the run fits in a bucket, otherwise an inner
+    /// node at level 0 however deep its points' common cell is, as inserts leave it.
+    func tree(_ run: Range<Int>) -> QuadNode {
+        if run.isEmpty { return QuadNode.root }
+        if run.count <= bucketSize { return leaf(run, level: 0) }
+        return inner(run, level: 0)
+    }
+
+    /// The node of the run of one quadrant cell at `level`.
+    func node(_ run: Range<Int>, level: Int) -> QuadNode {
+        if run.count <= bucketSize { return leaf(run, level: level) }
+        let shared = (keys[run.lowerBound].code ^ keys[run.upperBound - 1].code).leadingZeroBitCount / 2
+        // Points on one spot stay in one leaf, however many.
+        if shared == 32 { return leaf(run, level: 32) }
+        return inner(run, level: shared)
+    }
+
+    /// An inner node at `level` whose children are the run's quadrants one level deeper.
+    func inner(_ run: Range<Int>, level: Int) -> QuadNode {
+        let first = Self.position(keys[run.lowerBound].code)
+        var node = QuadNode(level: level, qx: first.qx, qy: first.qy)
+        node.isLeaf = false
+        let shift = UInt64(2 * (31 - level))
+        var start = run.lowerBound
+        while start < run.upperBound {
+            // The run's digits at this level ascend: find where this quadrant's run ends.
+            let digit = keys[start].code >> shift & 3
+            var low = start + 1, high = run.upperBound
+            while low < high {
+                let mid = (low + high) / 2
+                if keys[mid].code >> shift & 3 == digit { low = mid + 1 } else { high = mid }
+            }
+            let child = self.node(start..<low, level: level + 1)
+            node.aggregate.add(child.aggregate)
+            node.children.append(child)
+            start = low
+        }
+        if histogram {
+            var counts = node.children.flatMap(\.histogram)
+            counts.sort { $0.partition < $1.partition }
+            for item in counts {
+                if let last = node.histogram.last, last.partition == item.partition {
+                    node.histogram[node.histogram.count - 1].count += item.count
+                } else {
+                    node.histogram.append(item)
+                }
+            }
+        }
+        return node
+    }
+
+    /// A leaf at `level` with the run's entries in slot order.
+    func leaf(_ run: Range<Int>, level: Int) -> QuadNode {
+        let first = Self.position(keys[run.lowerBound].code)
+        var node = QuadNode(level: level, qx: first.qx, qy: first.qy)
+        var bySlot = Array(keys[run])
+        bySlot.sort { $0.slot < $1.slot }
+        node.entries = bySlot.map { key in
+            let (qx, qy) = Self.position(key.code)
+            return LeafEntry(points[Int(key.slot)], slot: key.slot, qx: qx, qy: qy)
+        }
+        for entry in node.entries {
+            node.aggregate.add(entry)
+            if histogram { node.count(partition: entry.partition, by: 1) }
+        }
+        return node
+    }
+}

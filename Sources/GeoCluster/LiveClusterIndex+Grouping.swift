@@ -1,0 +1,242 @@
+/// Forming clusters, steps 2 to 4 (see `LiveClusterIndex+Queries.swift`): cells grouped
+/// by decreasing count, groups merged, and groups written as clusters or points.
+extension LiveClusterIndex {
+    /// A display group: its first cell and which of that cell's 8 neighbours belong to it
+    /// (bit `i` for `neighbourOffsets[i]`). A group never reaches beyond the 3 x 3 square
+    /// around its first cell, so these two say which cells it has, without an array of
+    /// them per group.
+    struct Group {
+        /// Index of the first cell in the grid.
+        var first: Int
+        var mask: UInt8
+        var aggregate: NodeAggregate
+        /// The mean position of the group's points (projected), kept with the totals.
+        var position: SIMD2<Double>
+
+        /// A group of one cell, at the cell's position.
+        init(cell: Int, aggregate: NodeAggregate, position: SIMD2<Double>) {
+            first = cell
+            mask = 0
+            self.aggregate = aggregate
+            self.position = position
+        }
+
+        /// Adds the points of other cells, given as the mask bits they take.
+        mutating func absorb(_ other: NodeAggregate, bits: UInt8) {
+            mask |= bits
+            aggregate.add(other)
+            position = SIMD2(aggregate.x, aggregate.y)
+        }
+
+        var cellCount: Int { 1 + mask.nonzeroBitCount }
+    }
+
+    /// Calls `body` with the grid index of each cell of a group: the first, then its
+    /// neighbours in bit order.
+    func forEachCell(of group: Group, in grid: Grid, _ body: (Int) -> Void) {
+        body(group.first)
+        guard group.mask != 0 else { return }
+        grid.forEachNeighbour(of: group.first) { bit, j in
+            if group.mask & (1 << UInt8(bit)) != 0 { body(j) }
+        }
+    }
+
+    /// Forms the display groups of a grid at zoom `z` (steps 2 and 3 above).
+    func group(_ grid: Grid, zoom z: Int) -> [Group] {
+        let cells = grid.cells
+        guard !cells.isEmpty else { return [] }
+        @inline(__always)
+        func sameBlock(_ i: Int, _ j: Int) -> Bool {
+            (cells[i].x ^ cells[j].x) >> UInt32(Self.blockShift) == 0 && (cells[i].y ^ cells[j].y) >> UInt32(Self.blockShift) == 0
+        }
+        let scale = Double(options.extent) * Double(UInt64(1) << UInt64(z))
+        let limit = options.radiusPixels / 2 / scale
+        let limitSquared = limit * limit
+        func close(_ a: SIMD2<Double>, _ b: SIMD2<Double>) -> Bool {
+            let d = a - b
+            return (d * d).sum() < limitSquared
+        }
+        // Positions are computed once: each takes two divisions, and a cell is compared
+        // with up to 8 neighbours.
+        let cellPositions = cells.map { SIMD2($0.aggregate.x, $0.aggregate.y) }
+        // Larger count first, then the earlier cell: both in one key, sorted as integers.
+        var order = cells.indices.map { i in
+            UInt64(UInt32.max - UInt32(clamping: cells[i].aggregate.count)) << 32 | UInt64(i)
+        }
+        RadixSort.sort(&order)
+        var owner = [Int](repeating: -1, count: cells.count)
+        var groups: [Group] = []
+        for key in order {
+            let i = Int(key & 0xFFFF_FFFF)
+            guard owner[i] < 0 else { continue }
+            var group = Group(cell: i, aggregate: cells[i].aggregate, position: cellPositions[i])
+            owner[i] = groups.count
+            grid.forEachNeighbour(of: i) { bit, j in
+                // Compared with the first cell's own position, not the group's so far.
+                guard owner[j] < 0, sameBlock(i, j), close(cellPositions[i], cellPositions[j]) else { return }
+                owner[j] = groups.count
+                group.mask |= 1 << UInt8(bit)
+                group.aggregate.add(cells[j].aggregate)
+            }
+            if group.mask != 0 { group.position = SIMD2(group.aggregate.x, group.aggregate.y) }
+            groups.append(group)
+        }
+        // Groups whose positions still come too close merge when the result stays in
+        // the 3 x 3 square of the larger one's first cell. Such a pair's first cells are
+        // neighbours (in one block), so each group looks only at the groups that start
+        // next to it. Two groups of one cell each were compared above, when the first of
+        // them formed, and a pair that did not merge can merge in a later round only when
+        // one of the two has grown: each round starts from the groups that have grown.
+        var firstOf = [Int32](repeating: -1, count: cells.count)
+        var dirty = groups.map { $0.mask != 0 }
+        for _ in 0..<3 {
+            for (g, group) in groups.enumerated() { firstOf[group.first] = Int32(g) }
+            var alive = [Bool](repeating: true, count: groups.count)
+            var grown = [Bool](repeating: false, count: groups.count)
+            var merged = false
+            for a in groups.indices where alive[a] && dirty[a] {
+                grid.forEachNeighbour(of: groups[a].first) { _, j in
+                    // Once absorbed, `a` looks no further.
+                    guard alive[a], firstOf[j] >= 0, sameBlock(groups[a].first, j) else { return }
+                    let b = Int(firstOf[j])
+                    guard alive[b], close(groups[a].position, groups[b].position) else { return }
+                    let (winner, loser) = Self.ranks(groups[a], before: groups[b]) ? (a, b) : (b, a)
+                    guard let mask = absorbedMask(groups[winner], groups[loser], grid) else { return }
+                    groups[winner].absorb(groups[loser].aggregate, bits: mask)
+                    alive[loser] = false
+                    grown[winner] = true
+                    merged = true
+                }
+            }
+            for group in groups { firstOf[group.first] = -1 }
+            if !merged { break }
+            let kept = groups.indices.filter { alive[$0] }
+            groups = kept.map { groups[$0] }
+            dirty = kept.map { grown[$0] }
+        }
+        return groups
+    }
+
+    /// The winner's mask with the loser's cells added, or `nil` when one of them is
+    /// outside the 3 x 3 square around the winner's first cell.
+    func absorbedMask(_ winner: Group, _ loser: Group, _ grid: Grid) -> UInt8? {
+        let fx = Int(grid.cells[winner.first].x), fy = Int(grid.cells[winner.first].y)
+        var mask: UInt8? = winner.mask
+        forEachCell(of: loser, in: grid) { m in
+            let dx = Int(grid.cells[m].x) - fx, dy = Int(grid.cells[m].y) - fy
+            guard let bit = Self.neighbourOffsets.firstIndex(where: { $0.dx == dx && $0.dy == dy }) else {
+                mask = nil
+                return
+            }
+            mask? |= 1 << UInt8(bit)
+        }
+        return mask
+    }
+
+    /// Larger count first, then the earlier first cell (row, then column).
+    static func ranks(_ a: Group, before b: Group) -> Bool {
+        a.aggregate.count != b.aggregate.count ? a.aggregate.count > b.aggregate.count : a.first < b.first
+    }
+
+    /// Items of an answer with their projected positions, before they are kept to a rect;
+    /// a feature's `aggregateIndex` points into `summaries`.
+    struct Items: Sendable {
+        var features: [ClusterFeature] = []
+        var summaries: [LiveSummary] = []
+        var positions: [SIMD2<Double>] = []
+
+        mutating func reserve(_ n: Int) {
+            features.reserveCapacity(n)
+            positions.reserveCapacity(n)
+        }
+
+        mutating func append(_ feature: ClusterFeature, at position: SIMD2<Double>) {
+            features.append(feature)
+            positions.append(position)
+        }
+    }
+
+    /// Appends the items positioned inside `rect` (all when `nil`) to an answer.
+    func append(_ items: Items, within rect: UnitRect?, into answer: inout LiveAnswer) {
+        answer.features.reserveCapacity(answer.features.count + items.features.count)
+        answer.summaries.reserveCapacity(answer.summaries.count + items.summaries.count)
+        items.features.withUnsafeBufferPointer { features in
+            items.positions.withUnsafeBufferPointer { positions in
+                for i in features.indices {
+                    if let rect, !rect.contains(positions[i].x, positions[i].y) { continue }
+                    var feature = features[i]
+                    if let k = feature.aggregateIndex {
+                        feature.aggregateIndex = answer.summaries.count
+                        answer.summaries.append(items.summaries[k])
+                    }
+                    answer.features.append(feature)
+                }
+            }
+        }
+    }
+
+    /// Appends a group as a cluster, or its points when it is smaller than `minPoints`.
+    func appendGroup(_ group: Group, grid: Grid, zoom: Int, filter: LiveFilter, into items: inout Items) {
+        let aggregate = group.aggregate
+        if aggregate.count >= options.minPoints {
+            let x = group.position.x, y = group.position.y
+            let first = grid.cells[group.first]
+            items.append(ClusterFeature(
+                kind: .cluster(id: clusterID(zoom: zoom, x: first.x, y: first.y, mask: group.mask), pointCount: aggregate.count),
+                coordinate: Coordinate(longitude: WebMercator.longitude(x: x), latitude: WebMercator.latitude(y: y)),
+                aggregateIndex: items.summaries.count), at: group.position)
+            items.summaries.append(summary(group, grid: grid))
+            return
+        }
+        let level = zoom + options.levelShift
+        let cell = grid.cells[group.first]
+        if group.cellCount == 1, cell.aggregate.count == 1 {
+            // The common case of one point: no second walk. Its coordinate sums are its position.
+            let x = LeafEntry.unquantize(UInt32(cell.aggregate.sumX)), y = LeafEntry.unquantize(UInt32(cell.aggregate.sumY))
+            items.append(ClusterFeature(kind: .point(index: Int(cell.slot)), coordinate: cell.coordinate), at: SIMD2(x, y))
+            return
+        }
+        var members: [(UInt32, UInt32)] = []
+        forEachCell(of: group, in: grid) { members.append((grid.cells[$0].x, grid.cells[$0].y)) }
+        members.sort { ($0.1, $0.0) < ($1.1, $1.0) }
+        for (cx, cy) in members {
+            forEachPoint(level: level, cx: cx, cy: cy, filter: filter) { entry in
+                items.append(pointFeature(entry), at: SIMD2(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)))
+                return true
+            }
+        }
+    }
+
+    func summary(_ group: Group, grid: Grid) -> LiveSummary {
+        var combined: [(partition: Int, count: Int)]
+        if group.mask == 0 {
+            // One cell: its counts are already by partition without repeats.
+            let cell = grid.cells[group.first]
+            combined = Array(grid.histogram[cell.histogramStart..<cell.histogramEnd])
+        } else {
+            var counts: [(partition: Int, count: Int)] = []
+            forEachCell(of: group, in: grid) { m in
+                let cell = grid.cells[m]
+                counts.append(contentsOf: grid.histogram[cell.histogramStart..<cell.histogramEnd])
+            }
+            if counts.count > 1 { counts.sort { $0.partition < $1.partition } }
+            combined = []
+            for item in counts {
+                if combined.last?.partition == item.partition {
+                    combined[combined.count - 1].count += item.count
+                } else {
+                    combined.append(item)
+                }
+            }
+        }
+        if combined.count > 1 {
+            combined.sort { $0.count != $1.count ? $0.count > $1.count : $0.partition < $1.partition }
+        }
+        let latest = group.aggregate.latestSlot == UInt32.max ? nil : Int(group.aggregate.latestSlot)
+        return LiveSummary(weight: group.aggregate.weight, latestSlot: latest, partitionCounts: combined)
+    }
+
+    func pointFeature(_ entry: LeafEntry) -> ClusterFeature {
+        ClusterFeature(kind: .point(index: Int(entry.slot)), coordinate: entry.coordinate)
+    }
+}

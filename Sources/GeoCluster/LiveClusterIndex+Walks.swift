@@ -1,0 +1,75 @@
+/// Walks over the points of the quadtrees, in quadtree order.
+extension LiveClusterIndex {
+    // MARK: Walking points
+
+    /// Points that pass in one grid cell, partition by partition in quadtree order;
+    /// `body` returns false to stop.
+    func forEachPoint(level: Int, cx: UInt32, cy: UInt32, filter: LiveFilter, _ body: (LeafEntry) -> Bool) {
+        forEachPoint(level: level, x0: cx, y0: cy, x1: cx, y1: cy, filter: filter, body)
+    }
+
+    func forEachPoint(level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
+                      _ body: (LeafEntry) -> Bool) {
+        var going = true
+        forEachTree(filter) { _, tree, filter in
+            guard going else { return }
+            going = Self.walk(tree, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body)
+        }
+    }
+
+    static func walk(_ node: QuadNode, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
+                     filter: LiveFilter, _ body: (LeafEntry) -> Bool) -> Bool {
+        guard node.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return true }
+        if node.isLeaf {
+            for entry in node.entries where filter.passes(entry) {
+                let cx = QuadNode.cell(entry.qx, level: level), cy = QuadNode.cell(entry.qy, level: level)
+                guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { continue }
+                if !body(entry) { return false }
+            }
+            return true
+        }
+        for child in node.children {
+            if !walk(child, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body) { return false }
+        }
+        return true
+    }
+
+    /// Points that pass in one grid cell, from node totals when the filter allows.
+    func count(level: Int, cx: UInt32, cy: UInt32, filter: LiveFilter) -> Int {
+        var contributions: [Contribution] = []
+        collect(level: level, x0: cx, y0: cy, x1: cx, y1: cy, filter: filter, into: &contributions)
+        return contributions.reduce(0) { $0 + $1.aggregate.count }
+    }
+}
+
+extension QuadNode {
+    /// Whether the node's cell meets the range of cells `x0...x1` x `y0...y1` of `level`:
+    /// its level-`level` cell lies in the range (a node at or below that level), or the
+    /// block of level-`level` cells it covers overlaps it (a coarser node).
+    func overlaps(level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32) -> Bool {
+        if self.level >= level {
+            let cx = Self.cell(qx, level: level), cy = Self.cell(qy, level: level)
+            return cx >= x0 && cx <= x1 && cy >= y0 && cy <= y1
+        }
+        let shift = UInt32(level - self.level)
+        let nx0 = Self.cell(qx, level: self.level) << shift
+        let ny0 = Self.cell(qy, level: self.level) << shift
+        let span = (UInt32(1) << shift) &- 1
+        return nx0 <= x1 && nx0 &+ span >= x0 && ny0 <= y1 && ny0 &+ span >= y0
+    }
+
+    /// The first point in quadtree order.
+    var firstEntry: LeafEntry? {
+        var node = self
+        while !node.isLeaf { node = node.children[0] }
+        return node.entries.first
+    }
+
+    func forEachEntry(_ body: (LeafEntry) -> Void) {
+        if isLeaf {
+            for entry in entries { body(entry) }
+        } else {
+            for child in children { child.forEachEntry(body) }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+/// One point of a live layer, as the index sees it: where it is and the few values that
+/// filters and aggregates need. What the point means (a sighting, a place) stays with
+/// the caller, who addresses points by slot.
+public struct LivePoint: Sendable, Hashable {
+    public var coordinate: Coordinate
+    /// The point's class for filtering and per-cluster counts (a species, a category);
+    /// `0..<LiveClusterIndex.maxPartitions`. Layers without classes use 0.
+    public var partition: Int
+    /// Summed per cluster (individuals of a sighting); 1 where nothing is counted.
+    public var weight: Int
+    /// Seconds since 1970 for the `latest` aggregate; `Int64.min` when the point has no time.
+    public var time: Int64
+    /// Local calendar day (days since 1970-01-01) for date filters.
+    public var day: Int32
+    /// Local month 1...12 for season filters, 0 when the point has no date.
+    public var month: Int
+
+    public init(coordinate: Coordinate, partition: Int = 0, weight: Int = 1, time: Int64 = .min,
+                day: Int32 = 0, month: Int = 0) {
+        self.coordinate = coordinate
+        self.partition = partition
+        self.weight = weight
+        self.time = time
+        self.day = day
+        self.month = month
+    }
+}
+
+/// Which points a live query counts. Every count, position and aggregate of the answer
+/// describes only the points that pass.
+public struct LiveFilter: Sendable {
+    /// Allowed partitions (species, categories), `nil` for all. A query visits only the
+    /// quadtrees of these partitions.
+    public var partitions: [Int]?
+    /// Allowed local days, inclusive.
+    public var days: ClosedRange<Int32>?
+    /// Allowed months as a bit set: bit `m` for month `m` (1...12).
+    public var months: UInt16?
+    /// Any other per-point test, by slot (for example a station's lines).
+    public var predicate: (@Sendable (Int) -> Bool)?
+
+    public init(partitions: [Int]? = nil, days: ClosedRange<Int32>? = nil, months: UInt16? = nil,
+                predicate: (@Sendable (Int) -> Bool)? = nil) {
+        self.partitions = partitions
+        self.days = days
+        self.months = months
+        self.predicate = predicate
+    }
+
+    public static let all = LiveFilter()
+
+    /// Partitions tested point by point, in an index without a tree per partition.
+    var allowedPartitions: Set<Int>?
+
+    /// Whether counts need a look at single points; otherwise node totals answer.
+    var testsPoints: Bool { days != nil || months != nil || predicate != nil || allowedPartitions != nil }
+
+    @inline(__always)
+    func passes(_ entry: LeafEntry) -> Bool {
+        if let allowedPartitions, !allowedPartitions.contains(Int(entry.partition)) { return false }
+        if let days, !days.contains(entry.day) { return false }
+        if let months, months & (1 << UInt16(entry.month)) == 0 { return false }
+        if let predicate, !predicate(Int(entry.slot)) { return false }
+        return true
+    }
+}
+
+/// What a live cluster knows about its points besides count and position.
+public struct LiveSummary: Sendable, Hashable {
+    /// Sum of the points' weights (individuals).
+    public var weight: Int
+    /// Slot of the most recent point (largest time, then largest slot); `nil` when no
+    /// point has a time.
+    public var latestSlot: Int?
+    /// Points per partition, largest count first, then by partition number.
+    public var partitionCounts: [(partition: Int, count: Int)]
+
+    public static func == (a: LiveSummary, b: LiveSummary) -> Bool {
+        a.weight == b.weight && a.latestSlot == b.latestSlot
+            && a.partitionCounts.map(\.partition) == b.partitionCounts.map(\.partition)
+            && a.partitionCounts.map(\.count) == b.partitionCounts.map(\.count)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(weight)
+        hasher.combine(latestSlot)
+        for item in partitionCounts {
+            hasher.combine(item.partition)
+            hasher.combine(item.count)
+        }
+    }
+}
+
+/// The answer of a live query: features, and for each cluster feature the summary its
+/// ``ClusterFeature/aggregateIndex`` points to.
+public struct LiveAnswer: Sendable {
+    public var features: [ClusterFeature]
+    public var summaries: [LiveSummary]
+}

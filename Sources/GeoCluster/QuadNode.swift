@@ -1,0 +1,245 @@
+import Synchronization
+
+/// A point as stored in a leaf: enough to place, filter, total and show it without a
+/// lookup in the table.
+struct LeafEntry: Sendable {
+    /// The point as given, for answers that show it.
+    var coordinate: Coordinate
+    var qx: UInt32
+    var qy: UInt32
+    var slot: UInt32
+    var day: Int32
+    var time: Int64
+    var weight: Int32
+    var month: UInt8
+    var partition: UInt16
+
+    init(_ point: LivePoint, slot: UInt32) {
+        self.init(point, slot: slot, qx: Self.quantize(WebMercator.x(longitude: point.coordinate.longitude)),
+                  qy: Self.quantize(WebMercator.y(latitude: point.coordinate.latitude)))
+    }
+
+    init(_ point: LivePoint, slot: UInt32, qx: UInt32, qy: UInt32) {
+        self.coordinate = point.coordinate
+        self.qx = qx
+        self.qy = qy
+        self.slot = slot
+        self.day = point.day
+        self.time = point.time
+        self.weight = Int32(clamping: point.weight)
+        self.month = UInt8(clamping: point.month)
+        self.partition = UInt16(clamping: point.partition)
+    }
+
+    /// Projected [0, 1] to 32 bits: steps of 2^-32 of the world, under a centimetre.
+    @inline(__always)
+    static func quantize(_ unit: Double) -> UInt32 {
+        let scaled = unit * 4_294_967_296.0
+        return scaled <= 0 ? 0 : scaled >= 4_294_967_295.0 ? UInt32.max : UInt32(scaled)
+    }
+
+    @inline(__always)
+    static func unquantize(_ value: UInt32) -> Double { Double(value) / 4_294_967_296.0 }
+}
+
+/// Points of one partition under a node.
+struct PartitionCount: Sendable, Equatable {
+    var partition: Int32
+    var count: Int32
+}
+
+struct StoredPoint: Sendable {
+    var point: LivePoint
+    var qx: UInt32
+    var qy: UInt32
+}
+
+/// Totals of the points below a node. Coordinate sums are integers so that adding and
+/// removing points never drifts.
+struct NodeAggregate: Sendable {
+    var count = 0
+    var sumX: Int64 = 0
+    var sumY: Int64 = 0
+    var weight = 0
+    var latestTime = Int64.min
+    var latestSlot = UInt32.max
+
+    @inline(__always)
+    mutating func add(_ entry: LeafEntry) {
+        count += 1
+        sumX += Int64(entry.qx)
+        sumY += Int64(entry.qy)
+        weight += Int(entry.weight)
+        noteLatest(time: entry.time, slot: entry.slot)
+    }
+
+    @inline(__always)
+    mutating func add(_ other: NodeAggregate) {
+        count += other.count
+        sumX += other.sumX
+        sumY += other.sumY
+        weight += other.weight
+        if other.latestSlot != UInt32.max { noteLatest(time: other.latestTime, slot: other.latestSlot) }
+    }
+
+    mutating func subtract(_ entry: LeafEntry) {
+        count -= 1
+        sumX -= Int64(entry.qx)
+        sumY -= Int64(entry.qy)
+        weight -= Int(entry.weight)
+    }
+
+    /// Latest is the largest (time, slot) among points with a time.
+    @inline(__always)
+    mutating func noteLatest(time: Int64, slot: UInt32) {
+        guard time != Int64.min else { return }
+        if latestSlot == UInt32.max || time > latestTime || (time == latestTime && slot > latestSlot) {
+            latestTime = time
+            latestSlot = slot
+        }
+    }
+
+    mutating func resetLatest(_ entries: [LeafEntry]) {
+        latestTime = .min
+        latestSlot = .max
+        for entry in entries { noteLatest(time: entry.time, slot: entry.slot) }
+    }
+
+    mutating func resetLatest(children: [QuadNode]) {
+        latestTime = .min
+        latestSlot = .max
+        for child in children where child.aggregate.latestSlot != UInt32.max {
+            noteLatest(time: child.aggregate.latestTime, slot: child.aggregate.latestSlot)
+        }
+    }
+
+    var x: Double { Double(sumX) / Double(count) / 4_294_967_296.0 }
+    var y: Double { Double(sumY) / Double(count) / 4_294_967_296.0 }
+}
+
+/// A node of a compressed quadtree: the cell `(qx, qy) >> (32 - level)` at `level`.
+/// Children are strictly deeper cells in distinct quadrants, in quadrant order; a chain
+/// of single children is never stored (a child may be many levels deeper).
+struct QuadNode: Sendable {
+    var level: Int
+    /// Any quantised position inside the cell; the cell follows from `level`.
+    var qx: UInt32
+    var qy: UInt32
+    var aggregate = NodeAggregate()
+    /// Points per partition, by partition; kept only in the combined tree of a
+    /// partitioned index.
+    var histogram: [PartitionCount] = []
+    var isLeaf = true
+    var children: [QuadNode] = []
+    var entries: [LeafEntry] = []
+    /// Names the node's points: a new node, and a node whose points change, takes a stamp
+    /// that no node had before in this process. Two nodes with one stamp hold the same
+    /// points, which is what the display groups kept for a block of cells rely on (see
+    /// ``GroupCache``).
+    var stamp = QuadNode.newStamp()
+
+    private static let stamps = Atomic<UInt64>(0)
+
+    static func newStamp() -> UInt64 { stamps.add(1, ordering: .relaxed).newValue }
+
+    mutating func count(partition: UInt16, by delta: Int) {
+        var low = 0, high = histogram.count
+        while low < high {
+            let mid = (low + high) / 2
+            if histogram[mid].partition < Int32(partition) { low = mid + 1 } else { high = mid }
+        }
+        if low < histogram.count, histogram[low].partition == Int32(partition) {
+            histogram[low].count += Int32(delta)
+            if histogram[low].count == 0 { histogram.remove(at: low) }
+        } else {
+            histogram.insert(PartitionCount(partition: Int32(partition), count: Int32(delta)), at: low)
+        }
+    }
+
+    init(level: Int, qx: UInt32, qy: UInt32) {
+        self.level = level
+        self.qx = qx
+        self.qy = qy
+    }
+
+    static var root: QuadNode { QuadNode(level: 0, qx: 0, qy: 0) }
+
+    @inline(__always)
+    static func cell(_ q: UInt32, level: Int) -> UInt32 { level == 0 ? 0 : q >> UInt32(32 - level) }
+
+    @inline(__always)
+    func contains(_ x: UInt32, _ y: UInt32) -> Bool {
+        level == 0 || (Self.cell(x, level: level) == Self.cell(qx, level: level)
+                       && Self.cell(y, level: level) == Self.cell(qy, level: level))
+    }
+
+    /// Quadrant order at a level: 0 north-west, 1 north-east, 2 south-west, 3 south-east.
+    @inline(__always)
+    static func quadrant(_ x: UInt32, _ y: UInt32, level: Int) -> Int {
+        Int(cell(y, level: level) & 1) << 1 | Int(cell(x, level: level) & 1)
+    }
+
+    @inline(__always)
+    func quadrant(at level: Int) -> Int { Self.quadrant(qx, qy, level: level) }
+
+    func collectEntries(into result: inout [LeafEntry]) {
+        if isLeaf {
+            result.append(contentsOf: entries)
+        } else {
+            for child in children { child.collectEntries(into: &result) }
+        }
+    }
+
+    /// Widens the extremes by the node's points, skipping subtrees whose cell lies
+    /// inside the extremes found so far, so that only the outer edges are walked.
+    func extremes(_ minX: inout UInt32, _ minY: inout UInt32, _ maxX: inout UInt32, _ maxY: inout UInt32) {
+        if level > 0, minX <= maxX {
+            let size = UInt64(1) << UInt64(32 - level)
+            let x0 = UInt64(Self.cell(qx, level: level)) * size, y0 = UInt64(Self.cell(qy, level: level)) * size
+            if x0 >= UInt64(minX), x0 + size - 1 <= UInt64(maxX), y0 >= UInt64(minY), y0 + size - 1 <= UInt64(maxY) {
+                return
+            }
+        }
+        if isLeaf {
+            for e in entries {
+                minX = min(minX, e.qx); maxX = max(maxX, e.qx)
+                minY = min(minY, e.qy); maxY = max(maxY, e.qy)
+            }
+            return
+        }
+        for child in children { child.extremes(&minX, &minY, &maxX, &maxY) }
+    }
+
+    /// Verifies the node's invariants; for tests.
+    func _checkInvariants(histogram checkHistogram: Bool = false) -> Bool {
+        if checkHistogram {
+            var entries: [LeafEntry] = []
+            collectEntries(into: &entries)
+            var expected = QuadNode.root
+            for e in entries { expected.count(partition: e.partition, by: 1) }
+            guard expected.histogram == histogram else { return false }
+        }
+        var total = NodeAggregate()
+        if isLeaf {
+            guard children.isEmpty else { return false }
+            for e in entries {
+                guard contains(e.qx, e.qy) else { return false }
+                total.add(e)
+            }
+        } else {
+            guard entries.isEmpty, !children.isEmpty || level == 0 else { return false }
+            var lastQuadrant = -1
+            for child in children {
+                guard child.level > level, contains(child.qx, child.qy),
+                      child._checkInvariants(histogram: checkHistogram) else { return false }
+                let q = child.quadrant(at: level + 1)
+                guard q > lastQuadrant else { return false }
+                lastQuadrant = q
+                total.add(child.aggregate)
+            }
+        }
+        return total.count == aggregate.count && total.sumX == aggregate.sumX && total.sumY == aggregate.sumY
+            && total.weight == aggregate.weight && total.latestSlot == aggregate.latestSlot
+            && (total.latestSlot == UInt32.max || total.latestTime == aggregate.latestTime)
+    }
+}
