@@ -224,15 +224,32 @@ public struct LiveLayer: Sendable {
         }
     }
 
-    /// Aggregates of a cluster as an object, for tiles: the members that
-    /// ``encodeAggregateMembers(_:into:)`` writes, read back.
+    /// Aggregates of a cluster as an object, for tiles (geojson-vt and vector tiles): the
+    /// members that ``encodeAggregateMembers(_:into:)`` writes for cluster answers. Built
+    /// directly rather than read back from that text, which cost live tiles a quarter of
+    /// their time; `AnswerEncodingTests` keeps the two equal.
     func aggregateProperties(_ summary: LiveSummary) -> JSONObject {
-        var text: [UInt8] = [UInt8(ascii: "{")]
-        encodeAggregateMembers(summary, into: &text)
-        if text.last == UInt8(ascii: ",") { text.removeLast() }
-        text.append(UInt8(ascii: "}"))
-        // Written here from numbers and JSON-escaped names: always an object.
-        return (try? JSONValue.parse(text))?.objectValue ?? JSONObject()
+        var properties = JSONObject()
+        switch kind {
+        case .sightings:
+            properties["individuals"] = .number(Double(summary.weight))
+            properties["species_count"] = .number(Double(summary.partitionCounts.count))
+            properties["top_species"] = .array(summary.partitionCounts.prefix(3).map { item in
+                .object(["species": .string(partitionNames[item.partition]), "count": .number(Double(item.count))])
+            })
+            if let slot = summary.latestSlot, case let .sighting(_, _, observedAt)? = records[slot]?.fields {
+                properties["latest_observed_at"] = .string(observedAt.text)
+            }
+        case .places:
+            var categories = JSONObject()
+            for item in summary.partitionCounts {
+                categories[partitionNames[item.partition]] = .number(Double(item.count))
+            }
+            properties["categories"] = .object(categories)
+        case .stations, .points:
+            break
+        }
+        return properties
     }
 
     /// Appends a cluster's aggregates, added to supercluster's cluster properties, as

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import GeoCluster
 import GeoClusterWire
@@ -101,6 +102,36 @@ struct AnswerEncodingTests {
         }
     }
 
+    /// A cluster's aggregates have two writers: text for cluster answers, an object for
+    /// tiles. A cluster of a tile and the same cluster in a clusters answer over the tile
+    /// at the same zoom carry the same properties.
+    @Test func tilesAndClusterAnswersAgreeOnAggregates() throws {
+        let engine = try Engine(entries: try LayerCatalog.load(directory: LayerCatalogTests.dataDirectory))
+        var compared = 0
+        for layer in ["sightings", "places"] {
+            for z in [5, 7, 9, 11, 13] {
+                let n = Double(1 << z)
+                let x = Int((126.98 + 180) / 360 * n)
+                let y = Int((1 - log(tan(37.56 * .pi / 180) + 1 / cos(37.56 * .pi / 180)) / .pi) / 2 * n)
+                func lon(_ x: Int) -> Double { Double(x) / n * 360 - 180 }
+                func lat(_ y: Int) -> Double { atan(sinh(.pi * (1 - 2 * Double(y) / n))) * 180 / .pi }
+                let bbox = try BoundingBox([lon(x), lat(y + 1), lon(x + 1), lat(y)])
+                let clusters = try engine.execute(.clusters(layer: layer, bbox: bbox, zoom: Double(z)))
+                var byID: [Int: JSONValue] = [:]
+                for feature in clusters["features"]?.arrayValue ?? [] {
+                    if let id = feature["properties"]?["cluster_id"]?.intValue { byID[id] = feature["properties"] }
+                }
+                let tile = try engine.execute(.tile(layer: layer, address: TileAddress(z: z, x: x, y: y)))
+                for feature in tile["features"]?.arrayValue ?? [] {
+                    guard let id = feature["tags"]?["cluster_id"]?.intValue, let properties = byID[id] else { continue }
+                    #expect(feature["tags"] == properties, "\(layer) z\(z) cluster \(id)")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 10)
+    }
+
     @Test func radiusLayers() throws {
         var features: [JSONValue] = []
         for i in 0..<3_000 {
@@ -110,7 +141,7 @@ struct AnswerEncodingTests {
             features.append(GeoJSON.pointFeature(coordinate: coordinate, properties: properties,
                                                  id: i % 2 == 0 ? .number(Double(i)) : .string("p\(i)")))
         }
-        let engine = try Engine(layers: [Layer(name: "points", kind: .points, features: features)])
+        let engine = try Engine(layers: [RadiusLayer(name: "points", kind: .points, features: features)])
         #expect(try Self.check(engine, layer: "points") > 20)
     }
 
