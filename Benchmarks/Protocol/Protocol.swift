@@ -84,7 +84,7 @@ enum ProtocolWorkload {
         let features = points.enumerated().map { i, c in
             GeoJSON.pointFeature(coordinate: c, properties: .object(["n": .number(Double(i))]), id: .number(Double(i)))
         }
-        let layer = try Layer(name: "birds", kind: .points, features: features)
+        let layer = try RadiusLayer(name: "birds", kind: .points, features: features)
         let clusterID = try layer.index.clusters(in: .world, zoom: 3).compactMap(\.clusterID).first ?? 0
         let lines = (0..<10_000).map { n -> [UInt8] in
             let text = n % 2 == 0

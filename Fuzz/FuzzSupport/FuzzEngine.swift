@@ -31,7 +31,7 @@ public enum FuzzEngine {
                 ["id": "seoul", "lon": 126.9707, "lat": 37.5547, "name": "서울", "lines": ["KTX"]],
                 ["id": 7, "lon": 129.0403, "lat": 35.1151, "name": "Busan", "lines": ["KTX", "SRT"]],
             ]))
-            let points = try Layer(name: "pts", kind: .points, features: [
+            let points = try RadiusLayer(name: "pts", kind: .points, features: [
                 ("seoul", 126.9707, 37.5547, "Seoul Station"), ("seoullo", 126.9723, 37.5559, "Seoullo 7017"),
                 ("busan", 129.0403, 35.1151, "Busan Station"),
             ].map { id, lon, lat, name in

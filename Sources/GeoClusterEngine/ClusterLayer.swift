@@ -1,7 +1,7 @@
 import GeoCluster
 import GeoClusterWire
 
-/// The queries every layer answers. The radius layer (``Layer``) and each version of a
+/// The queries every layer answers. The radius layer (``RadiusLayer``) and each version of a
 /// live layer (``LiveLayer``) are its two implementations; the engine dispatches every
 /// layer operation once, through this protocol, and checks the size of what comes back
 /// in one place.
@@ -137,7 +137,7 @@ extension EngineError {
 
 // MARK: The radius layer
 
-extension Layer: ClusterLayer {
+extension RadiusLayer: ClusterLayer {
     public var pointCount: Int { features.count }
 
     public func clusters(in bbox: BoundingBox, zoom: Double, filter: LayerFilter) throws(EngineError) -> LayerAnswer {

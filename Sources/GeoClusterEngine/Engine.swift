@@ -8,7 +8,7 @@ import Synchronization
 /// read-only), or live (typed records, writes, filters and aggregates). Queries go to
 /// its ``current`` version through ``ClusterLayer``; writes go to its ``store``.
 public enum EngineLayer: Sendable {
-    case radius(Layer)
+    case radius(RadiusLayer)
     case live(LiveLayerStore)
 
     /// The version that answers now: the radius layer itself, or the live layer's latest.
@@ -82,7 +82,7 @@ public final class Engine: Sendable {
     }
 
     /// An engine of radius layers.
-    public convenience init(layers: [Layer], limits: Limits = Limits()) throws(EngineError) {
+    public convenience init(layers: [RadiusLayer], limits: Limits = Limits()) throws(EngineError) {
         try self.init(entries: layers.map(EngineLayer.radius), limits: limits)
     }
 
@@ -99,7 +99,7 @@ public final class Engine: Sendable {
     }
 
     /// The radius layer of that name (not a live one).
-    public func layer(named name: String) throws(EngineError) -> Layer {
+    public func layer(named name: String) throws(EngineError) -> RadiusLayer {
         guard case let .radius(layer) = try entry(named: name) else {
             throw .invalidLayerSource(path: name, reason: "is a live layer")
         }

@@ -19,7 +19,7 @@ extension LayerCatalog {
             switch spec.algorithm {
             case .radius:
                 let features = try stored.records.map { (record) throws(EngineError) in try record.feature(layer: spec.name) }
-                return .radius(try Layer(name: spec.name, kind: spec.kind, features: features,
+                return .radius(try RadiusLayer(name: spec.name, kind: spec.kind, features: features,
                                          options: spec.options))
             case .live:
                 var layer = try LiveLayer(name: spec.name, kind: spec.kind, stored: stored.records, options: options)

@@ -146,7 +146,7 @@ public enum LayerCatalog {
                             speciesChecklist: SpeciesChecklist? = nil) throws(EngineError) -> EngineLayer {
         switch algorithm ?? .default(for: kind) {
         case .radius:
-            return .radius(try Layer(name: name, kind: kind, features: try readFeatures(path), options: options))
+            return .radius(try RadiusLayer(name: name, kind: kind, features: try readFeatures(path), options: options))
         case .live:
             let records = try records(inFile: path, kind: kind, layer: name)
             var layer = try LiveLayer(name: name, kind: kind, records: records, options: LiveClusterOptions(options))

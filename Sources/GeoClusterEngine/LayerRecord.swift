@@ -1,6 +1,12 @@
 import GeoCluster
 import GeoClusterWire
 
+/// What a layer holds. Each kind has its own schema and filters; `points` is a layer of
+/// any point features with free-form properties.
+public enum LayerKind: String, Sendable, CaseIterable {
+    case sightings, places, stations, points
+}
+
 /// The typed fields of one record, by layer kind (the schemas of DESIGN.md).
 public enum RecordFields: Sendable, Equatable {
     /// `species` non-empty, `count` individuals in 1...``LayerRecord/maxSightingCount``,

@@ -1,15 +1,9 @@
 import GeoCluster
 import GeoClusterWire
 
-/// What a layer holds. Each kind has its own schema and filters; `points` is a layer of
-/// any point features with free-form properties.
-public enum LayerKind: String, Sendable, CaseIterable {
-    case sightings, places, stations, points
-}
-
 /// A named set of point features and the clustering hierarchy built over them. Immutable:
 /// a changed layer is a new value, so readers always see one consistent version.
-public struct Layer: Sendable {
+public struct RadiusLayer: Sendable {
     public let name: String
     public let kind: LayerKind
     /// The input features as given, kept as their JSON text; single points are answered

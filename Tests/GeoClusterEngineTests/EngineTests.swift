@@ -19,7 +19,7 @@ enum SampleLayer {
     }
 
     static func engine() throws -> Engine {
-        try Engine(layers: [Layer(name: "stations", kind: .points, features: features)])
+        try Engine(layers: [RadiusLayer(name: "stations", kind: .points, features: features)])
     }
 }
 
@@ -123,7 +123,7 @@ struct EngineTests {
     }
 
     @Test func oversizedAnswersAreRefused() throws {
-        let engine = try Engine(layers: [Layer(name: "stations", kind: .points, features: SampleLayer.features)],
+        let engine = try Engine(layers: [RadiusLayer(name: "stations", kind: .points, features: SampleLayer.features)],
                                 limits: Engine.Limits(maxFeaturesPerResponse: 3))
         let error = failure(engine, ["op": "clusters", "layer": "stations", "bbox": [-180, -90, 180, 90], "zoom": 20])
         #expect(error == .tooLarge(what: "4 features", limit: 3))
@@ -137,14 +137,14 @@ struct EngineTests {
         ]
         #expect(throws: EngineError.invalidFeature(layer: "x", index: 1,
                                                    reason: "invalid lon of point 1: 200.0 is outside [-180, 180]")) {
-            try Layer(name: "x", kind: .points, features: bad)
+            try RadiusLayer(name: "x", kind: .points, features: bad)
         }
         #expect(throws: EngineError.invalidFeature(layer: "x", index: 0, reason: "geometry must be a Point")) {
-            try Layer(name: "x", kind: .points, features: [["type": "Feature", "properties": .null,
+            try RadiusLayer(name: "x", kind: .points, features: [["type": "Feature", "properties": .null,
                                                              "geometry": ["type": "LineString", "coordinates": []]]])
         }
         #expect(throws: EngineError.self) {
-            try Engine(layers: [Layer(name: "a", kind: .points, features: []), Layer(name: "a", kind: .points, features: [])])
+            try Engine(layers: [RadiusLayer(name: "a", kind: .points, features: []), RadiusLayer(name: "a", kind: .points, features: [])])
         }
     }
 
@@ -157,7 +157,7 @@ struct EngineTests {
         }
         for (coordinates, valid) in [([127, 37.5], true), ([127, 37.5, 12], true), ([127, 37.5, 12, 0], false),
                                      ([127], false), ([127, 37.5, "high"], false)] as [(JSONValue, Bool)] {
-            let radius = Result { try Layer(name: "x", kind: .points, features: [point(coordinates)]) }
+            let radius = Result { try RadiusLayer(name: "x", kind: .points, features: [point(coordinates)]) }
             let live = Result { try LayerRecord(json: point(coordinates), kind: .places, layer: "x", index: 0) }
             #expect(((try? radius.get()) != nil) == valid, "\(coordinates.jsonString)")
             #expect(((try? live.get()) != nil) == valid, "\(coordinates.jsonString)")

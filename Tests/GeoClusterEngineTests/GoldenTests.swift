@@ -178,7 +178,7 @@ enum GoldenFixture {
     static func engine() throws -> Engine {
         let data = GoldenTests.packageDirectory.appendingPathComponent("Data").path
         var layers = try LayerCatalog.load(directory: data)
-        layers.append(.radius(try Layer(name: "pts", kind: .points, features: points)))
+        layers.append(.radius(try RadiusLayer(name: "pts", kind: .points, features: points)))
         return try Engine(entries: layers, limits: limits, networks: try LayerCatalog.loadNetworks(directory: data))
     }
 

@@ -80,7 +80,7 @@ struct LineProtocolTests {
             LayerRecord(json: ["id": "p1", "lon": 127, "lat": 37.5, "name": "One", "category": "cafe"],
                         kind: .places, layer: "places", index: 0),
         ])
-        let engine = try Engine(entries: [.live(LiveLayerStore(places)), .radius(Layer(name: "stations", kind: .points,
+        let engine = try Engine(entries: [.live(LiveLayerStore(places)), .radius(RadiusLayer(name: "stations", kind: .points,
                                                                                      features: SampleLayer.features))])
         let all = #"{"id":"all","op":"clusters","layer":"stations","bbox":[-180,-85,180,85],"zoom":20}"#
         var output: [UInt8] = []

@@ -177,7 +177,7 @@ struct LiveLayerTests {
     }
 
     @Test func radiusLayersAreReadOnly() throws {
-        let layer = try Layer(name: "fixed", kind: .points, features: [
+        let layer = try RadiusLayer(name: "fixed", kind: .points, features: [
             GeoJSON.pointFeature(coordinate: Coordinate(longitude: 1, latitude: 2), properties: [:], id: "x"),
         ])
         let engine = try Engine(layers: [layer])

@@ -52,7 +52,7 @@ struct ReachableTests {
                    "name": "Seven", "lines": ["KTX"]],
             kind: .stations, layer: "stations", index: 1)
         let stations = try LiveLayer(name: "stations", kind: .stations, records: [station, numbered])
-        let radius = try Layer(name: "radius_places", kind: .points, features: [
+        let radius = try RadiusLayer(name: "radius_places", kind: .points, features: [
             GeoJSON.pointFeature(coordinate: seoul, properties: .object([:]), id: "r1"),
         ])
         return try Engine(entries: [.live(LiveLayerStore(places)), .live(LiveLayerStore(stations)), .radius(radius)])

@@ -17,7 +17,7 @@ enum GridSample {
             features.append(GeoJSON.pointFeature(coordinate: Coordinate(longitude: lon, latitude: lat),
                                                  properties: ["name": .string("point \(i)")], id: .number(Double(i))))
         }
-        return try Engine(layers: [Layer(name: "grid", kind: .points, features: features)])
+        return try Engine(layers: [RadiusLayer(name: "grid", kind: .points, features: features)])
     }
 
     /// Every point on its own: tens of kilobytes of GeoJSON.

@@ -23,8 +23,8 @@ enum Sample {
 
     static func engine() throws -> Engine {
         try Engine(layers: [
-            Layer(name: "stations", kind: .points, features: features),
-            Layer(name: "bird sightings", kind: .points, features: [features[3]]),
+            RadiusLayer(name: "stations", kind: .points, features: features),
+            RadiusLayer(name: "bird sightings", kind: .points, features: [features[3]]),
         ])
     }
 

@@ -26,7 +26,7 @@ enum RichSample {
     }
 
     static func engine() throws -> Engine {
-        try Engine(layers: [Layer(name: "rich", kind: .points, features: features)])
+        try Engine(layers: [RadiusLayer(name: "rich", kind: .points, features: features)])
     }
 
     /// The world tile (clusters), two mid zooms over Seoul, and the zoom-18 tile of each
@@ -162,7 +162,7 @@ struct VectorTileRouteTests {
     }
 
     @Test func tooManyFeaturesIs413() async throws {
-        let engine = try Engine(layers: [Layer(name: "stations", kind: .points, features: Sample.features)],
+        let engine = try Engine(layers: [RadiusLayer(name: "stations", kind: .points, features: Sample.features)],
                                 limits: Engine.Limits(maxFeaturesPerResponse: 0))
         try await withAPI(engine: engine) { client in
             let response = try await client.get("/v1/layers/stations/tiles/0/0/0.mvt")

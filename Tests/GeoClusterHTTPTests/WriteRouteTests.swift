@@ -18,7 +18,7 @@ enum WritableSample {
         }
         return try Engine(entries: [
             .live(LiveLayerStore(try LiveLayer(name: "places", kind: .places, records: records))),
-            .radius(try Layer(name: "stations", kind: .points, features: Sample.features)),
+            .radius(try RadiusLayer(name: "stations", kind: .points, features: Sample.features)),
         ])
     }
 
