@@ -22,7 +22,8 @@ extension LayerCatalog {
                 return .radius(try RadiusLayer(name: spec.name, kind: spec.kind, features: features,
                                          options: spec.options))
             case .live:
-                var layer = try LiveLayer(name: spec.name, kind: spec.kind, stored: stored.records, options: options)
+                var layer = try LiveLayer(name: spec.name, kind: spec.kind, stored: stored.records, options: options,
+                                          sensitiveSpecies: spec.sensitiveSpecies)
                 layer.speciesChecklist = spec.speciesChecklist
                 return .live(LiveLayerStore(layer, journal: journal, sequence: stored.sequence))
             }
@@ -31,7 +32,8 @@ extension LayerCatalog {
             return try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: .radius, options: spec.options)
         }
         let records = try records(inFile: spec.path, kind: spec.kind, layer: spec.name)
-        var layer = try LiveLayer(name: spec.name, kind: spec.kind, records: records, options: options)
+        var layer = try LiveLayer(name: spec.name, kind: spec.kind, records: records, options: options,
+                                  sensitiveSpecies: spec.sensitiveSpecies)
         layer.speciesChecklist = spec.speciesChecklist
         guard let sequence = try journal.seedLayer(spec.name, kind: spec.kind, records: records.map(StoredRecord.init)) else {
             // Another process seeded it between the two calls: take what it stored.

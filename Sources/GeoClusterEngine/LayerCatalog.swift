@@ -8,8 +8,10 @@ import GeoReachability
 ///
 /// `layers.json` is `{"layers":[{"name":…,"kind":…,"file":…,"options":{…}}]}`; `file` is
 /// relative to the directory, `options` (optional) takes `algorithm` (`live` or `radius`),
-/// `radius`, `extent`, `min_zoom`, `max_zoom` and `min_points`. Other members
-/// (description, licence) are documentation.
+/// `radius`, `extent`, `min_zoom`, `max_zoom` and `min_points`. A live sightings layer
+/// may name a `species_checklist` file and list `sensitive_species` (by any name of the
+/// checklist), whose sightings every answer shows at a generalised position. Other
+/// members (description, licence) are documentation.
 ///
 /// Sightings, places and stations layers use the live algorithm unless told otherwise;
 /// generic `points` layers use the radius algorithm (supercluster-compatible ids).
@@ -28,7 +30,7 @@ public enum LayerCatalog {
     /// A layer as its spec describes it, from its file (without a store).
     public static func load(_ spec: LayerSpec) throws(EngineError) -> EngineLayer {
         try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: spec.algorithm, options: spec.options,
-                 speciesChecklist: spec.speciesChecklist)
+                 speciesChecklist: spec.speciesChecklist, sensitiveSpecies: spec.sensitiveSpecies)
     }
 
     /// A layer as `layers.json` (or `--layer-file`) describes it, before it is loaded.
@@ -42,16 +44,19 @@ public enum LayerCatalog {
         public var path: String
         /// A sightings layer's `species_checklist`, read.
         public var speciesChecklist: SpeciesChecklist?
+        /// A sightings layer's `sensitive_species`, by scientific name.
+        public var sensitiveSpecies: Set<String>
 
         public init(name: String, kind: LayerKind, algorithm: Algorithm? = nil,
                     options: RadiusClusterOptions = RadiusClusterOptions(), path: String,
-                    speciesChecklist: SpeciesChecklist? = nil) {
+                    speciesChecklist: SpeciesChecklist? = nil, sensitiveSpecies: Set<String> = []) {
             self.name = name
             self.kind = kind
             self.algorithm = algorithm ?? .default(for: kind)
             self.options = options
             self.path = path
             self.speciesChecklist = speciesChecklist
+            self.sensitiveSpecies = sensitiveSpecies
         }
     }
 
@@ -86,10 +91,42 @@ public enum LayerCatalog {
                 let path = directory + "/" + checklistFile
                 checklist = try SpeciesChecklist(json: try readJSON(path), path: path)
             }
+            let sensitive = try sensitiveSpecies(entry["sensitive_species"], kind: kind, algorithm: algorithm,
+                                                 checklist: checklist, place: place)
             specs.append(LayerSpec(name: name, kind: kind, algorithm: algorithm, options: options,
-                                   path: directory + "/" + file, speciesChecklist: checklist))
+                                   path: directory + "/" + file, speciesChecklist: checklist,
+                                   sensitiveSpecies: sensitive))
         }
         return specs
+    }
+
+    /// The scientific names of a manifest entry's `sensitive_species`: an array of names,
+    /// each known to the layer's checklist by any of its names (taken as given without a
+    /// checklist).
+    static func sensitiveSpecies(_ value: JSONValue?, kind: LayerKind, algorithm: Algorithm,
+                                 checklist: SpeciesChecklist?, place: String) throws(EngineError) -> Set<String> {
+        guard let value, !value.isNull else { return [] }
+        guard kind == .sightings, algorithm == .live else {
+            throw .invalidLayerSource(path: place, reason: "\"sensitive_species\" applies to live sightings layers")
+        }
+        guard let names = value.arrayValue else {
+            throw .invalidLayerSource(path: place, reason: "\"sensitive_species\" must be an array of species names")
+        }
+        var scientific: Set<String> = []
+        for (i, item) in names.enumerated() {
+            guard let name = item.stringValue, !name.isEmpty else {
+                throw .invalidLayerSource(path: place, reason: "sensitive_species[\(i)] must be a non-empty string")
+            }
+            guard let checklist else {
+                scientific.insert(name)
+                continue
+            }
+            guard let known = checklist.scientificName(name) else {
+                throw .invalidLayerSource(path: place, reason: "sensitive_species[\(i)] \"\(name)\" is not on the species checklist")
+            }
+            scientific.insert(known)
+        }
+        return scientific
     }
 
     /// Every walking network listed under `networks` in `directory/layers.json`, by name:
@@ -143,13 +180,15 @@ public enum LayerCatalog {
     /// the kind's schema; the first bad one fails the load, naming its feature and field.
     public static func load(file path: String, name: String, kind: LayerKind = .points, algorithm: Algorithm? = nil,
                             options: RadiusClusterOptions = RadiusClusterOptions(),
-                            speciesChecklist: SpeciesChecklist? = nil) throws(EngineError) -> EngineLayer {
+                            speciesChecklist: SpeciesChecklist? = nil,
+                            sensitiveSpecies: Set<String> = []) throws(EngineError) -> EngineLayer {
         switch algorithm ?? .default(for: kind) {
         case .radius:
             return .radius(try RadiusLayer(name: name, kind: kind, features: try readFeatures(path), options: options))
         case .live:
             let records = try records(inFile: path, kind: kind, layer: name)
-            var layer = try LiveLayer(name: name, kind: kind, records: records, options: LiveClusterOptions(options))
+            var layer = try LiveLayer(name: name, kind: kind, records: records, options: LiveClusterOptions(options),
+                                      sensitiveSpecies: sensitiveSpecies)
             layer.speciesChecklist = speciesChecklist
             return .live(LiveLayerStore(layer))
         }

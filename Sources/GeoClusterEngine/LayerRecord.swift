@@ -333,3 +333,41 @@ extension LayerRecord {
         return (longitude, latitude)
     }
 }
+
+extension LayerRecord {
+    /// Cells per degree of the grid that sightings of sensitive species are generalised
+    /// to: 0.1 degree, about 11 km north-south and 9 km east-west in Korea.
+    public static let generalizationCellsPerDegree = 10.0
+
+    /// The record as it is shown to others when its species is sensitive: its position
+    /// is the centre of its 0.1-degree grid cell, in the index and in the feature's
+    /// geometry (altitude dropped), and its properties say so with
+    /// `"position_generalized_deg": 0.1`. Every query gets the same cell, so no averaging
+    /// over answers brings back the point. The record as written is what the store keeps.
+    func generalized() -> LayerRecord {
+        let cells = Self.generalizationCellsPerDegree
+        func centre(_ degrees: Double, limit: Double) -> Double {
+            let cell = (degrees * cells).rounded(.down)
+            return Swift.min(limit, Swift.max(-limit, (cell + 0.5) / cells))
+        }
+        let shown = Coordinate(longitude: centre(coordinate.longitude, limit: 180),
+                               latitude: centre(coordinate.latitude, limit: 90))
+        guard case var .object(feature) = feature else { return self }
+        var properties = feature["properties"]?.objectValue ?? JSONObject()
+        properties["position_generalized_deg"] = .number(1 / cells)
+        feature["properties"] = .object(properties)
+        feature["geometry"] = ["type": "Point", "coordinates": [.number(shown.longitude), .number(shown.latitude)]]
+        return LayerRecord(idKey: idKey, idJSON: idJSON, coordinate: shown, fields: fields,
+                           featureText: Self.text(.object(feature)), properties: .object(properties))
+    }
+
+    private init(idKey: String, idJSON: JSONValue, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],
+                 properties: JSONValue) {
+        self.idKey = idKey
+        self.idJSON = idJSON
+        self.coordinate = coordinate
+        self.fields = fields
+        self.featureText = featureText
+        self.properties = properties
+    }
+}

@@ -26,13 +26,19 @@ public struct LiveLayer: Sendable {
     /// of the names and refuse others. Without one, species are scientific names as stored,
     /// and any name is accepted.
     public var speciesChecklist: SpeciesChecklist?
+    /// Scientific names of the species whose sightings are shown at a generalised position
+    /// (``LayerRecord/generalized()``) in every answer: clusters, leaves, tiles, nearby,
+    /// records read by id.
+    public let sensitiveSpecies: Set<String>
     /// Wall-clock seconds that checking the initial records and building the index over
     /// them took (0 for a layer created empty). Writes after that do not change it.
     public private(set) var buildSeconds = 0.0
 
-    public init(name: String, kind: LayerKind, options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
+    public init(name: String, kind: LayerKind, options: LiveClusterOptions = LiveClusterOptions(),
+                sensitiveSpecies: Set<String> = []) throws(EngineError) {
         self.name = name
         self.kind = kind
+        self.sensitiveSpecies = sensitiveSpecies
         do {
             // Sightings and places count and filter by species or category: a tree per
             // partition pays for itself there.
@@ -46,12 +52,13 @@ public struct LiveLayer: Sendable {
     /// ``insert(_:index:)`` checks it (the first bad one throws) and takes the slot of its
     /// position; the index is then built in one go rather than by an insert per record.
     public init(name: String, kind: LayerKind, records: [LayerRecord],
-                options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
-        try self.init(name: name, kind: kind, options: options)
+                options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
+        try self.init(name: name, kind: kind, options: options, sensitiveSpecies: sensitiveSpecies)
         let start = ContinuousClock.now
         var points: [LivePoint] = []
         points.reserveCapacity(records.count)
-        for (slot, record) in records.enumerated() {
+        for (slot, given) in records.enumerated() {
+            let record = shown(given)
             let key = try key(of: record, slot: slot, position: slot)
             let point = livePoint(record)
             do {
@@ -82,7 +89,8 @@ public struct LiveLayer: Sendable {
     // MARK: Changes
 
     /// Adds a record whose id is new; `index` is its position in the batch, for errors.
-    mutating func insert(_ record: LayerRecord, index position: Int) throws(EngineError) {
+    mutating func insert(_ given: LayerRecord, index position: Int) throws(EngineError) {
+        let record = shown(given)
         let slot = freeSlots.last ?? index.slotCount
         let key = try key(of: record, slot: slot, position: position)
         if !freeSlots.isEmpty { freeSlots.removeLast() }
@@ -108,17 +116,25 @@ public struct LiveLayer: Sendable {
     }
 
     /// Adds a record or replaces the one with the same id (moved, changed or both).
-    mutating func upsert(_ record: LayerRecord, index position: Int) throws(EngineError) {
-        guard !record.idKey.isEmpty, let slot = slots[record.idKey] else {
-            try insert(record, index: position)
+    mutating func upsert(_ given: LayerRecord, index position: Int) throws(EngineError) {
+        guard !given.idKey.isEmpty, let slot = slots[given.idKey] else {
+            try insert(given, index: position)
             return
         }
+        let record = shown(given)
         do {
             try index.update(livePoint(record), slot: slot)
         } catch {
             throw .core(error, field: "records[\(position)]")
         }
         records[slot] = record
+    }
+
+    /// The record as answers show it: generalised when its species is sensitive.
+    private func shown(_ record: LayerRecord) -> LayerRecord {
+        guard !sensitiveSpecies.isEmpty, case let .sighting(species, _, _) = record.fields,
+              sensitiveSpecies.contains(species) else { return record }
+        return record.generalized()
     }
 
     /// Removes the record with this id key.

@@ -156,7 +156,8 @@ public final class LiveLayerStore: Sendable {
             }
         case let .snapshot(records):
             let version = layer.version, checklist = layer.speciesChecklist
-            layer = try LiveLayer(name: name, kind: kind, stored: records, options: layer.index.options)
+            layer = try LiveLayer(name: name, kind: kind, stored: records, options: layer.index.options,
+                                  sensitiveSpecies: layer.sensitiveSpecies)
             layer.version = version
             layer.speciesChecklist = checklist
         }
@@ -179,8 +180,8 @@ public final class LiveLayerStore: Sendable {
 extension LiveLayer {
     /// A layer of stored records, each validated again against the kind's schema.
     public init(name: String, kind: LayerKind, stored: [StoredRecord],
-                options: LiveClusterOptions = LiveClusterOptions()) throws(EngineError) {
-        try self.init(name: name, kind: kind, options: options)
+                options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
+        try self.init(name: name, kind: kind, options: options, sensitiveSpecies: sensitiveSpecies)
         for (position, item) in stored.enumerated() {
             try insert(try LayerRecord(stored: item, kind: kind, layer: name, index: position), index: position)
         }

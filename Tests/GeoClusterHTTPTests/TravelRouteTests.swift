@@ -24,6 +24,27 @@ struct TravelRouteTests {
         }
     }
 
+    /// Over HTTP too, a sensitive species' sighting is shown at its cell's centre: read
+    /// by id, and in a clusters answer filtered by its Korean name.
+    @Test func sensitiveSightingsAreGeneralisedOverHTTP() async throws {
+        let engine = try Engine(entries: try LayerCatalog.load(directory: ViewerPageTests.dataDirectory))
+        let sighting = try #require(try engine.execute(.clusters(layer: "sightings", bbox: .world, zoom: 20,
+                                                                 filter: LayerFilter(species: ["Calidris pygmaea"])))["features"]?[0])
+        let id = try #require(sighting["id"]?.stringValue)
+        try await withAPI(engine: engine) { client in
+            let record = try await client.get("/v1/layers/sightings/points/\(id)")
+            let coordinates = try record.json["geometry"]?["coordinates"]?.arrayValue ?? []
+            for degrees in coordinates.compactMap(\.doubleValue) {
+                #expect(abs((degrees * 10 - 0.5) - (degrees * 10 - 0.5).rounded()) < 1e-9, "\(coordinates)")
+            }
+            #expect(try record.json["properties"]?["position_generalized_deg"] == 0.1)
+            let clusters = try await client.get("/v1/layers/sightings/clusters?bbox=124,33,132,39&zoom=20&species=%EB%84%93%EC%A0%81%EB%B6%80%EB%A6%AC%EB%8F%84%EC%9A%94")
+            let features = try clusters.json["features"]?.arrayValue ?? []
+            #expect(features.count == 50)
+            #expect(features.allSatisfy { $0["properties"]?["position_generalized_deg"] == 0.1 })
+        }
+    }
+
     @Test func stationsAreFoundByName() async throws {
         try await withAPI(engine: ReachableRouteTests.engine()) { client in
             let answer = try await client.get("/v1/stations?q=seoul%20station")
