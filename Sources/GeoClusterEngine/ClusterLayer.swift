@@ -23,8 +23,10 @@ public protocol ClusterLayer: Sendable {
     func clusters(in bbox: BoundingBox, zoom: Double, filter: LayerFilter) throws(EngineError) -> LayerAnswer
     /// The clusters and points one zoom below a cluster, as a FeatureCollection.
     func children(of clusterID: Int, filter: LayerFilter) throws(EngineError) -> LayerAnswer
-    /// One page of a cluster's points, as a FeatureCollection with `total`, `limit`, `offset`.
-    func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter) throws(EngineError) -> LayerAnswer
+    /// One page of a cluster's points, as a FeatureCollection with `total`, `limit`, `offset`;
+    /// in the index's order, or by observation time (sightings).
+    func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter,
+                order: LeafOrder?) throws(EngineError) -> LayerAnswer
     /// The zoom at which a cluster splits.
     func expansionZoom(of clusterID: Int, filter: LayerFilter) throws(EngineError) -> Int
     /// One tile's features in supercluster's `getTile` geometry.
@@ -156,8 +158,10 @@ extension RadiusLayer: ClusterLayer {
         })
     }
 
-    public func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter) throws(EngineError) -> LayerAnswer {
+    public func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter,
+                       order: LeafOrder?) throws(EngineError) -> LayerAnswer {
         try unfiltered(filter)
+        guard order == nil else { throw .invalidField("sort", reason: "applies to live sightings layers") }
         let index = index
         let page = try EngineError.attributing(to: "cluster_id") { () throws(GeoClusterError) in
             try index.leaves(of: clusterID, limit: limit, offset: offset)
@@ -219,13 +223,35 @@ extension LiveLayer: ClusterLayer {
         })
     }
 
-    public func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter) throws(EngineError) -> LayerAnswer {
+    public func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter,
+                       order: LeafOrder?) throws(EngineError) -> LayerAnswer {
         let liveFilter = try liveFilter(filter)
+        guard order == nil || kind == .sightings else {
+            throw .invalidField("sort", reason: "applies to live sightings layers")
+        }
         let index = index
-        let page = try EngineError.attributing(to: "cluster_id") { () throws(GeoClusterError) in
-            try index.leaves(of: clusterID, limit: limit, offset: offset, filter: liveFilter)
+        var page = try EngineError.attributing(to: "cluster_id") { () throws(GeoClusterError) in
+            order == nil ? try index.leaves(of: clusterID, limit: limit, offset: offset, filter: liveFilter)
+                : try index.leaves(of: clusterID, limit: Int.max, offset: 0, filter: liveFilter)
+        }
+        if let order {
+            page.pointIndices = sorted(page.pointIndices, order)
+            let start = min(offset, page.pointIndices.count)
+            page.pointIndices = Array(page.pointIndices[start..<min(page.pointIndices.count, start + limit)])
         }
         return LayerAnswer(leaves: page, limit: limit, offset: offset) { encodePointFeature(slot: $0, into: &$1) }
+    }
+
+    /// Slots of sightings by observation time, in `order`; equal times by slot.
+    private func sorted(_ slots: [Int], _ order: LeafOrder) -> [Int] {
+        let keyed = slots.map { slot -> (time: Int64, slot: Int) in
+            guard case let .sighting(_, _, observedAt)? = record(atSlot: slot)?.fields else { return (0, slot) }
+            return (observedAt.epochSeconds, slot)
+        }
+        return keyed.sorted { a, b in
+            if a.time != b.time { return order == .newestFirst ? a.time > b.time : a.time < b.time }
+            return a.slot < b.slot
+        }.map(\.slot)
     }
 
     public func expansionZoom(of clusterID: Int, filter: LayerFilter) throws(EngineError) -> Int {

@@ -182,8 +182,9 @@ public final class Engine: Sendable {
             answer = try entry(named: name).current.clusters(in: bbox, zoom: zoom, filter: filter)
         case let .children(name, clusterID, filter):
             answer = try entry(named: name).current.children(of: clusterID, filter: filter)
-        case let .leaves(name, clusterID, limit, offset, filter):
-            answer = try entry(named: name).current.leaves(of: clusterID, limit: limit, offset: offset, filter: filter)
+        case let .leaves(name, clusterID, limit, offset, filter, order):
+            answer = try entry(named: name).current.leaves(of: clusterID, limit: limit, offset: offset, filter: filter,
+                                                           order: order)
         case let .tile(name, address, filter):
             let tile = try entry(named: name).current.tile(address, filter: filter)
             try checkSize(tile.features.count)

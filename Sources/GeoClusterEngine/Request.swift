@@ -14,7 +14,8 @@ public enum Request: Sendable, Equatable {
     /// The items one zoom deeper that a cluster splits into.
     case children(layer: String, clusterID: Int, filter: LayerFilter = .none)
     /// A page of the points inside a cluster.
-    case leaves(layer: String, clusterID: Int, limit: Int, offset: Int, filter: LayerFilter = .none)
+    case leaves(layer: String, clusterID: Int, limit: Int, offset: Int, filter: LayerFilter = .none,
+                order: LeafOrder? = nil)
     /// The zoom at which a cluster splits.
     case expansionZoom(layer: String, clusterID: Int, filter: LayerFilter = .none)
     /// One tile in geojson-vt form (pixel coordinates within the tile's extent).
@@ -86,7 +87,7 @@ public enum Request: Sendable, Equatable {
             self = .leaves(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: Self.exactIntegers),
                            limit: try fields.optionalInt("limit", in: 1...Self.maxLeavesLimit) ?? Self.defaultLeavesLimit,
                            offset: try fields.optionalInt("offset", in: Self.exactIntegers) ?? 0,
-                           filter: try LayerFilter.read(&fields))
+                           filter: try LayerFilter.read(&fields), order: try LeafOrder.read(&fields))
         case "expansion_zoom":
             self = .expansionZoom(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: Self.exactIntegers),
                                   filter: try LayerFilter.read(&fields))
@@ -210,5 +211,20 @@ struct FieldReader {
         for key in object.keys where !used.contains(key) {
             throw .unknownField(key)
         }
+    }
+}
+
+/// The order of a page of leaves (`sort`): by `observed_at`, oldest first, or newest first
+/// with a leading minus. Sightings only; without it, leaves come in the index's order.
+public enum LeafOrder: String, Sendable, Equatable {
+    case oldestFirst = "observed_at"
+    case newestFirst = "-observed_at"
+
+    static func read(_ fields: inout FieldReader) throws(EngineError) -> LeafOrder? {
+        guard let text = try fields.optionalString("sort") else { return nil }
+        guard let order = LeafOrder(rawValue: text) else {
+            throw .invalidField("sort", reason: "must be \"observed_at\" (oldest first) or \"-observed_at\" (newest first), got \"\(text)\"")
+        }
+        return order
     }
 }

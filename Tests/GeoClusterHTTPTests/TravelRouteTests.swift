@@ -45,6 +45,22 @@ struct TravelRouteTests {
         }
     }
 
+    /// The birding app's list of a cluster's sightings, newest first, over HTTP.
+    @Test func leavesAreSortedByObservationTime() async throws {
+        let engine = try Engine(entries: try LayerCatalog.load(directory: ViewerPageTests.dataDirectory))
+        let cluster = try #require(try engine.execute(.clusters(layer: "sightings", bbox: .world, zoom: 3))["features"]?[0])
+        let id = try #require(cluster["properties"]?["cluster_id"]?.intValue)
+        try await withAPI(engine: engine) { client in
+            let newest = try await client.get("/v1/layers/sightings/clusters/\(id)/leaves?sort=-observed_at&limit=5")
+            let times = try (newest.json["features"]?.arrayValue ?? []).compactMap { $0["properties"]?["observed_at"]?.stringValue }
+            #expect(times.count == 5)
+            #expect(times.first?.hasPrefix("2025-12") == true, "\(times)")
+            let wrong = try await client.get("/v1/layers/sightings/clusters/\(id)/leaves?sort=newest")
+            #expect(wrong.status == .badRequest)
+            #expect(try wrong.json["error"]?["field"] == "sort")
+        }
+    }
+
     @Test func stationsAreFoundByName() async throws {
         try await withAPI(engine: ReachableRouteTests.engine()) { client in
             let answer = try await client.get("/v1/stations?q=seoul%20station")

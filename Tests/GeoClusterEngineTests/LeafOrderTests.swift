@@ -1,0 +1,54 @@
+import Testing
+import GeoCluster
+import GeoClusterWire
+@testable import GeoClusterEngine
+
+/// `leaves` with `sort`: a cluster's sightings newest or oldest first, paged, as the
+/// birding app lists them.
+struct LeafOrderTests {
+    static func times(_ answer: JSONValue) -> [String] {
+        (answer["features"]?.arrayValue ?? []).compactMap { $0["properties"]?["observed_at"]?.stringValue }
+    }
+
+    @Test func leavesComeNewestOrOldestFirstAndPage() throws {
+        let engine = try Engine(entries: try LayerCatalog.load(directory: LayerCatalogTests.dataDirectory))
+        let clusters = try engine.execute(.clusters(layer: "sightings", bbox: try BoundingBox([124, 33, 132, 39]), zoom: 7))
+        let cluster = try #require((clusters["features"]?.arrayValue ?? []).max {
+            ($0["properties"]?["point_count"]?.intValue ?? 0) < ($1["properties"]?["point_count"]?.intValue ?? 0)
+        })
+        let id = try #require(cluster["properties"]?["cluster_id"]?.intValue)
+        let total = try #require(cluster["properties"]?["point_count"]?.intValue)
+        #expect(total > 100)
+
+        let all = try engine.execute(.leaves(layer: "sightings", clusterID: id, limit: 10_000, offset: 0, order: .newestFirst))
+        let newest = Self.times(all)
+        #expect(newest.count == total && all["total"]?.intValue == total)
+        let instants = try newest.map { try Timestamp.parse($0).epochSeconds }
+        #expect(instants == instants.sorted(by: >))
+
+        let oldest = try engine.execute(.leaves(layer: "sightings", clusterID: id, limit: 10_000, offset: 0, order: .oldestFirst))
+        #expect(try Self.times(oldest).map { try Timestamp.parse($0).epochSeconds } == instants.sorted())
+
+        // Pages of the sorted list are slices of it.
+        let page = try engine.execute(.leaves(layer: "sightings", clusterID: id, limit: 7, offset: 20, order: .newestFirst))
+        #expect(page["features"]?.arrayValue == Array((all["features"]?.arrayValue ?? [])[20..<27]))
+        #expect(page["total"]?.intValue == total && page["limit"] == 7 && page["offset"] == 20)
+        let beyond = try engine.execute(.leaves(layer: "sightings", clusterID: id, limit: 7, offset: total + 5, order: .newestFirst))
+        #expect(beyond["features"]?.arrayValue?.isEmpty == true)
+    }
+
+    @Test func sortIsCheckedThroughTheLineProtocol() throws {
+        let engine = try Engine(entries: try LayerCatalog.load(directory: LayerCatalogTests.dataDirectory))
+        func failure(_ json: JSONValue) -> EngineError? {
+            if case let .failure(error) = engine.handle(json) { return error }
+            return nil
+        }
+        let request: JSONObject = ["op": "leaves", "layer": "sightings", "cluster_id": 1, "sort": "newest"]
+        #expect(failure(.object(request)) == .invalidField("sort", reason:
+            "must be \"observed_at\" (oldest first) or \"-observed_at\" (newest first), got \"newest\""))
+        var places = request
+        places["layer"] = "places"
+        places["sort"] = "-observed_at"
+        #expect(failure(.object(places)) == .invalidField("sort", reason: "applies to live sightings layers"))
+    }
+}
