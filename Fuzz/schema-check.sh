@@ -96,7 +96,7 @@ include-operation-id = "stations"
 parameters = { "query.stations_layer" = "stations" }
 
 [[operations]]
-include-operation-id-regex = "^(insertPoints|upsertPoints|upsertPoint|deletePoints|deletePoint|getPoint)$"
+include-operation-id-regex = "^(listPoints|insertPoints|upsertPoints|upsertPoint|deletePoints|deletePoint|getPoint)$"
 parameters = { "path.layer" = "places" }
 EOF
 

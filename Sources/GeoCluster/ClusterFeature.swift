@@ -67,6 +67,11 @@ public struct LeavesPage: Sendable, Hashable {
     public var pointIndices: [Int]
     /// Number of points in the whole cluster.
     public var total: Int
+
+    public init(pointIndices: [Int], total: Int) {
+        self.pointIndices = pointIndices
+        self.total = total
+    }
 }
 
 /// Per-cluster values computed while the hierarchy is built, like supercluster's

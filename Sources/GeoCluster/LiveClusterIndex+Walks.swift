@@ -1,5 +1,26 @@
 /// Walks over the points of the quadtrees, in quadtree order.
 extension LiveClusterIndex {
+    /// Slots of the points that pass `filter` and lie inside `bbox` (edges included), in
+    /// quadtree order (tree by tree when the filter picks partitions). A box crossing the
+    /// antimeridian gives its eastern part first.
+    public func points(in bbox: BoundingBox, filter: LiveFilter = .all) -> [Int] {
+        let level = min(32, options.maxZoom + options.levelShift + 1)
+        var slots: [Int] = []
+        for span in bbox.spans {
+            let rect = UnitRect(minX: WebMercator.x(longitude: span.west), minY: WebMercator.y(latitude: span.north),
+                                maxX: WebMercator.x(longitude: span.east), maxY: WebMercator.y(latitude: span.south))
+            let (x0, y0, x1, y1) = cellRange(rect, level: level)
+            forEachPoint(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { entry in
+                let c = entry.coordinate
+                if c.longitude >= span.west, c.longitude <= span.east, c.latitude >= span.south, c.latitude <= span.north {
+                    slots.append(Int(entry.slot))
+                }
+                return true
+            }
+        }
+        return slots
+    }
+
     // MARK: Walking points
 
     /// Points that pass in one grid cell, partition by partition in quadtree order;

@@ -234,12 +234,29 @@ extension LiveLayer: ClusterLayer {
             order == nil ? try index.leaves(of: clusterID, limit: limit, offset: offset, filter: liveFilter)
                 : try index.leaves(of: clusterID, limit: Int.max, offset: 0, filter: liveFilter)
         }
-        if let order {
-            page.pointIndices = sorted(page.pointIndices, order)
-            let start = min(offset, page.pointIndices.count)
-            page.pointIndices = Array(page.pointIndices[start..<min(page.pointIndices.count, start + limit)])
-        }
+        if let order { page = Self.page(sorted(page.pointIndices, order), limit: limit, offset: offset) }
         return LayerAnswer(leaves: page, limit: limit, offset: offset) { encodePointFeature(slot: $0, into: &$1) }
+    }
+
+    /// A page of the records inside `bbox` that pass the filter, in the index's order or
+    /// by observation time, with their `total`: the `list` operation.
+    func list(in bbox: BoundingBox, limit: Int, offset: Int, filter: LayerFilter,
+              order: LeafOrder?) throws(EngineError) -> LayerAnswer {
+        let liveFilter = try liveFilter(filter)
+        guard order == nil || kind == .sightings else {
+            throw .invalidField("sort", reason: "applies to live sightings layers")
+        }
+        var slots = index.points(in: bbox, filter: liveFilter)
+        if let order { slots = sorted(slots, order) }
+        return LayerAnswer(leaves: Self.page(slots, limit: limit, offset: offset), limit: limit, offset: offset) {
+            encodePointFeature(slot: $0, into: &$1)
+        }
+    }
+
+    /// Items `offset..<offset + limit` of `slots`, with their total.
+    private static func page(_ slots: [Int], limit: Int, offset: Int) -> LeavesPage {
+        let start = min(offset, slots.count)
+        return LeavesPage(pointIndices: Array(slots[start..<(start + min(limit, slots.count - start))]), total: slots.count)
     }
 
     /// Slots of sightings by observation time, in `order`; equal times by slot.

@@ -152,7 +152,7 @@ public final class Engine: Sendable {
         case let .stations(query):
             return try stations(query)
 
-        case .clusters, .children, .leaves, .tile:
+        case .clusters, .children, .leaves, .list, .tile:
             return try layerAnswer(request).value
 
         case let .expansionZoom(name, clusterID, filter):
@@ -166,7 +166,7 @@ public final class Engine: Sendable {
     /// more than the query for hundreds of features).
     public func encode(_ request: Request, into output: inout [UInt8]) throws(EngineError) {
         switch request {
-        case .clusters, .children, .leaves, .tile:
+        case .clusters, .children, .leaves, .list, .tile:
             try layerAnswer(request).encode(into: &output)
         case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations, .expansionZoom:
             try execute(request).encode(into: &output)
@@ -185,6 +185,9 @@ public final class Engine: Sendable {
         case let .leaves(name, clusterID, limit, offset, filter, order):
             answer = try entry(named: name).current.leaves(of: clusterID, limit: limit, offset: offset, filter: filter,
                                                            order: order)
+        case let .list(name, bbox, limit, offset, filter, order):
+            guard let store = try entry(named: name).store else { throw .notLiveLayer(field: "layer", layer: name) }
+            answer = try store.layer.list(in: bbox, limit: limit, offset: offset, filter: filter, order: order)
         case let .tile(name, address, filter):
             let tile = try entry(named: name).current.tile(address, filter: filter)
             try checkSize(tile.features.count)

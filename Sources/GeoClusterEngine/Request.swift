@@ -16,6 +16,10 @@ public enum Request: Sendable, Equatable {
     /// A page of the points inside a cluster.
     case leaves(layer: String, clusterID: Int, limit: Int, offset: Int, filter: LayerFilter = .none,
                 order: LeafOrder? = nil)
+    /// A page of a live layer's records inside a viewport (the birding app's "sightings
+    /// in this view"), in the index's order or by observation time.
+    case list(layer: String, bbox: BoundingBox, limit: Int, offset: Int, filter: LayerFilter = .none,
+              order: LeafOrder? = nil)
     /// The zoom at which a cluster splits.
     case expansionZoom(layer: String, clusterID: Int, filter: LayerFilter = .none)
     /// One tile in geojson-vt form (pixel coordinates within the tile's extent).
@@ -49,7 +53,7 @@ public enum Request: Sendable, Equatable {
     }
 
     /// The operation names of the wire protocols.
-    public static let operations = ["layers", "stats", "clusters", "children", "leaves", "expansion_zoom", "tile",
+    public static let operations = ["layers", "stats", "clusters", "children", "leaves", "list", "expansion_zoom", "tile",
                                     "insert", "upsert", "delete", "project", "nearby", "reachable", "get", "stations"]
 
     /// Most records or ids in one write request.
@@ -88,6 +92,11 @@ public enum Request: Sendable, Equatable {
                            limit: try fields.optionalInt("limit", in: 1...Self.maxLeavesLimit) ?? Self.defaultLeavesLimit,
                            offset: try fields.optionalInt("offset", in: Self.exactIntegers) ?? 0,
                            filter: try LayerFilter.read(&fields), order: try LeafOrder.read(&fields))
+        case "list":
+            self = .list(layer: try fields.string("layer"), bbox: try fields.bbox("bbox"),
+                         limit: try fields.optionalInt("limit", in: 1...Self.maxLeavesLimit) ?? Self.defaultLeavesLimit,
+                         offset: try fields.optionalInt("offset", in: Self.exactIntegers) ?? 0,
+                         filter: try LayerFilter.read(&fields), order: try LeafOrder.read(&fields))
         case "expansion_zoom":
             self = .expansionZoom(layer: try fields.string("layer"), clusterID: try fields.int("cluster_id", in: Self.exactIntegers),
                                   filter: try LayerFilter.read(&fields))

@@ -185,6 +185,12 @@ extension Endpoint {
         Endpoint("/v1/project", op: "project",
                  query: [Parameter(name: "from", kind: .string), Parameter(name: "to", kind: .string),
                          Parameter(name: "coordinates", kind: .pairs)]),
+        // The records in a view; the same path takes the writes (GeoClusterAPI+Writes.swift).
+        Endpoint("/v1/layers/{layer}/points", op: "list", path: [layer],
+                 query: [Parameter(name: "bbox", kind: .numbers(count: 4, names: "west,south,east,north")),
+                         Parameter(name: "limit", kind: .number), Parameter(name: "offset", kind: .number),
+                         Parameter(name: "sort", kind: .string)] + filters,
+                 mediaType: .geoJSON),
         Endpoint("/v1/layers/{layer}/nearby", op: "nearby", path: [layer],
                  query: [Parameter(name: "lon", kind: .number), Parameter(name: "lat", kind: .number),
                          Parameter(name: "radius_m", kind: .number), Parameter(name: "k", kind: .number)] + filters,

@@ -91,7 +91,7 @@ public struct GeoClusterAPI: Sendable {
     /// builds, so in tests) that it registers exactly these.
     static var routePaths: [RouterPath] {
         ["/", "/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path)
-            + [Endpoint.vectorTile.path, pointsPath, pointPath]
+            + [Endpoint.vectorTile.path, pointPath]  // pointsPath is the `list` endpoint's
     }
 
     /// A router holding every route.

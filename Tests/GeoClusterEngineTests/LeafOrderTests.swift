@@ -4,7 +4,7 @@ import GeoClusterWire
 @testable import GeoClusterEngine
 
 /// `leaves` with `sort`: a cluster's sightings newest or oldest first, paged, as the
-/// birding app lists them.
+/// birding app lists them; `list`: the records in a view, the same way.
 struct LeafOrderTests {
     static func times(_ answer: JSONValue) -> [String] {
         (answer["features"]?.arrayValue ?? []).compactMap { $0["properties"]?["observed_at"]?.stringValue }
@@ -50,5 +50,42 @@ struct LeafOrderTests {
         places["layer"] = "places"
         places["sort"] = "-observed_at"
         #expect(failure(.object(places)) == .invalidField("sort", reason: "applies to live sightings layers"))
+    }
+
+    /// `list` gives exactly the records a scan of the layer finds inside the box and the
+    /// filter, each once, in pages that add up.
+    @Test func listMatchesAScanOfTheRecords() throws {
+        let engine = try Engine(entries: try LayerCatalog.load(directory: LayerCatalogTests.dataDirectory))
+        let layer = try engine.liveLayer(named: "sightings")
+        let boxes = [try BoundingBox([126.6, 37.6, 126.8, 37.8]), try BoundingBox([124, 33, 132, 39]),
+                     try BoundingBox([127.0, 35.0, 127.0, 35.0]), try BoundingBox([170, -10, -170, 10])]
+        for bbox in boxes {
+            for filter in [LayerFilter(), LayerFilter(species: ["Grus japonensis"]), LayerFilter(months: [1, 2])] {
+                var expected: Set<String> = []
+                for slot in 0..<layer.records.count {
+                    guard let record = layer.record(atSlot: slot), Self.inside(record.coordinate, bbox) else { continue }
+                    guard case let .sighting(species, _, observedAt) = record.fields else { continue }
+                    if let names = filter.species, !names.contains(species) { continue }
+                    if let months = filter.months, !months.contains(observedAt.localMonth) { continue }
+                    expected.insert(record.idKey)
+                }
+                var seen: [String] = []
+                var offset = 0
+                while true {
+                    let page = try engine.execute(.list(layer: "sightings", bbox: bbox, limit: 5_000, offset: offset,
+                                                        filter: filter, order: .newestFirst))
+                    #expect(page["total"]?.intValue == expected.count)
+                    let ids = (page["features"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+                    seen += ids
+                    offset += 5_000
+                    if ids.count < 5_000 { break }
+                }
+                #expect(seen.count == expected.count && Set(seen) == expected, "\(bbox) \(filter)")
+            }
+        }
+    }
+
+    static func inside(_ c: Coordinate, _ bbox: BoundingBox) -> Bool {
+        bbox.spans.contains { c.longitude >= $0.west && c.longitude <= $0.east && c.latitude >= $0.south && c.latitude <= $0.north }
     }
 }

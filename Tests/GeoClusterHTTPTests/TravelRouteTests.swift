@@ -58,6 +58,16 @@ struct TravelRouteTests {
             let wrong = try await client.get("/v1/layers/sightings/clusters/\(id)/leaves?sort=newest")
             #expect(wrong.status == .badRequest)
             #expect(try wrong.json["error"]?["field"] == "sort")
+
+            // The sightings in a view, newest first (the `list` operation).
+            let list = try await client.get("/v1/layers/sightings/points?bbox=126.6,37.6,126.8,37.8&sort=-observed_at&limit=3&species=%EB%91%90%EB%A3%A8%EB%AF%B8")
+            #expect(list.status == .ok)
+            #expect(list.contentType == "application/geo+json")
+            let listed = try list.json
+            #expect(listed["features"]?.arrayValue?.count == 3 && (listed["total"]?.intValue ?? 0) > 3)
+            #expect(listed["features"]?[0]?["properties"]?["species"] == "Grus japonensis")
+            let radius = try await client.get("/v1/layers/kr_cities/points?bbox=126,37,127,38&sort=-observed_at")
+            #expect(radius.status == .badRequest)
         }
     }
 
