@@ -11,10 +11,23 @@ import GeoClusterWire
 struct JournalWaitTests {
     /// A journal whose commits wait until released, like a store that is slow to fsync.
     final class StalledJournal: LayerJournal {
-        private let state = Mutex((entered: 0, sequence: Int64(0)))
+        private let state = Mutex((entered: 0, sequence: Int64(0), waiter: CheckedContinuation<Void, Never>?.none))
         private let released = DispatchSemaphore(value: 0)
 
         var entered: Int { state.withLock { $0.entered } }
+
+        /// Returns once a commit has entered the journal. Resumed by the commit itself, not
+        /// polled: a polling task goes to the back of a busy pool's queue at every turn.
+        func firstCommit() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.entered > 0 { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
 
         /// Lets every commit, waiting or to come, go through.
         func release() {
@@ -28,7 +41,12 @@ struct JournalWaitTests {
 
         func commit(layer: String, changes: [StoredChange], appliedSequence: Int64,
                     validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
-            state.withLock { $0.entered += 1 }
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.entered += 1
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
             released.wait()
             try validate([])
             return state.withLock { state in
@@ -52,7 +70,9 @@ struct JournalWaitTests {
         // A plain thread releases the journal once the other request is answered, or after
         // a deadline, so that a build whose writes hold the threads fails instead of hanging.
         Thread {
-            if answered.wait(timeout: .now() + 120) == .timedOut { deadlineFlag.value.store(true, ordering: .relaxed) }
+            // Generous: in a full test run the pool's threads are shared with every other
+            // test, and the writers and this test wait their turn behind them.
+            if answered.wait(timeout: .now() + 600) == .timedOut { deadlineFlag.value.store(true, ordering: .relaxed) }
             journal.release()
         }.start()
 
@@ -64,8 +84,7 @@ struct JournalWaitTests {
                 }
             }
             // The first write is in the store and the others queue behind it.
-            let deadline = ContinuousClock.now + .seconds(120)
-            while journal.entered == 0 && ContinuousClock.now < deadline { await Task.yield() }
+            await journal.firstCommit()
             #expect(journal.entered == 1)
             let stats = try await engine.perform(.stats(layer: "places"))
             #expect(stats["count"] == 0)
