@@ -31,6 +31,7 @@ public enum LayerCatalog {
     public static func load(_ spec: LayerSpec) throws(EngineError) -> EngineLayer {
         try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: spec.algorithm, options: spec.options,
                  speciesChecklist: spec.speciesChecklist, sensitiveSpecies: spec.sensitiveSpecies)
+            .credited(spec.credit)
     }
 
     /// A layer as `layers.json` (or `--layer-file`) describes it, before it is loaded.
@@ -46,6 +47,8 @@ public enum LayerCatalog {
         public var speciesChecklist: SpeciesChecklist?
         /// A sightings layer's `sensitive_species`, by scientific name.
         public var sensitiveSpecies: Set<String>
+        /// The layer's `license` and `attribution`, which `layers` answers carry.
+        public var credit = LayerCredit()
 
         public init(name: String, kind: LayerKind, algorithm: Algorithm? = nil,
                     options: RadiusClusterOptions = RadiusClusterOptions(), path: String,
@@ -93,9 +96,10 @@ public enum LayerCatalog {
             }
             let sensitive = try sensitiveSpecies(entry["sensitive_species"], kind: kind, algorithm: algorithm,
                                                  checklist: checklist, place: place)
-            specs.append(LayerSpec(name: name, kind: kind, algorithm: algorithm, options: options,
-                                   path: directory + "/" + file, speciesChecklist: checklist,
-                                   sensitiveSpecies: sensitive))
+            var spec = LayerSpec(name: name, kind: kind, algorithm: algorithm, options: options,
+                                 path: directory + "/" + file, speciesChecklist: checklist, sensitiveSpecies: sensitive)
+            spec.credit = LayerCredit(license: entry["license"]?.stringValue, attribution: entry["attribution"]?.stringValue)
+            specs.append(spec)
         }
         return specs
     }
@@ -271,6 +275,41 @@ public enum LayerCatalog {
             return try JSONValue.parse([UInt8](data), maxDepth: 64)
         } catch {
             throw .invalidLayerSource(path: path, reason: error.description)
+        }
+    }
+}
+
+/// Where a layer's data comes from, as the licences of its sources require it to be shown:
+/// `license` (an SPDX identifier) and `attribution` (the text a map shows), from
+/// `layers.json`. `layers` and `stats` answers carry them.
+public struct LayerCredit: Sendable, Equatable {
+    public var license: String?
+    public var attribution: String?
+
+    public init(license: String? = nil, attribution: String? = nil) {
+        self.license = license
+        self.attribution = attribution
+    }
+
+    /// The summary with `license` and `attribution` added when known.
+    func adding(to summary: JSONValue) -> JSONValue {
+        guard case var .object(object) = summary else { return summary }
+        if let license { object["license"] = .string(license) }
+        if let attribution { object["attribution"] = .string(attribution) }
+        return .object(object)
+    }
+}
+
+extension EngineLayer {
+    /// The layer with its credit set.
+    func credited(_ credit: LayerCredit) -> EngineLayer {
+        switch self {
+        case var .radius(layer):
+            layer.credit = credit
+            return .radius(layer)
+        case let .live(store):
+            store.credit(credit)
+            return .live(store)
         }
     }
 }

@@ -26,6 +26,8 @@ public struct LiveLayer: Sendable {
     /// of the names and refuse others. Without one, species are scientific names as stored,
     /// and any name is accepted.
     public var speciesChecklist: SpeciesChecklist?
+    /// Licence and attribution shown in `layers` answers.
+    public var credit = LayerCredit()
     /// Scientific names of the species whose sightings are shown at a generalised position
     /// (``LayerRecord/generalized()``) in every answer: clusters, leaves, tiles, nearby,
     /// records read by id.
@@ -320,6 +322,6 @@ public struct LiveLayer: Sendable {
         object["options"] = ["radius": .number(o.radiusPixels), "extent": .number(Double(o.extent)),
                              "min_zoom": .number(Double(o.minZoom)), "max_zoom": .number(Double(o.maxZoom)),
                              "min_points": .number(Double(o.minPoints))]
-        return .object(object)
+        return credit.adding(to: .object(object))
     }
 }

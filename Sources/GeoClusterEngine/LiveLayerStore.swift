@@ -119,6 +119,16 @@ public final class LiveLayerStore: Sendable {
         return try result.get()
     }
 
+    /// Sets the layer's licence and attribution (when it is loaded); later versions keep it.
+    func credit(_ credit: LayerCredit) {
+        writer.withLock { _ in
+            let base = current.load(ordering: .acquiring)
+            var layer = base.layer
+            layer.credit = credit
+            current.store(Version(layer, sequence: base.sequence), ordering: .releasing)
+        }
+    }
+
     /// Applies entries that other writers committed to the journal (a change feed), in
     /// order, skipping those the current version already includes, and publishes the
     /// result once. Returns the sequence now applied.
@@ -155,11 +165,12 @@ public final class LiveLayerStore: Sendable {
                 }
             }
         case let .snapshot(records):
-            let version = layer.version, checklist = layer.speciesChecklist
+            let version = layer.version, checklist = layer.speciesChecklist, credit = layer.credit
             layer = try LiveLayer(name: name, kind: kind, stored: records, options: layer.index.options,
                                   sensitiveSpecies: layer.sensitiveSpecies)
             layer.version = version
             layer.speciesChecklist = checklist
+            layer.credit = credit
         }
         layer.version += 1
     }

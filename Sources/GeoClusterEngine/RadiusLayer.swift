@@ -15,6 +15,8 @@ public struct RadiusLayer: Sendable {
     /// Wall-clock seconds the index took to build (projection and every zoom level),
     /// after the features were validated.
     public let buildSeconds: Double
+    /// Licence and attribution shown in `layers` answers.
+    public var credit = LayerCredit()
 
     /// Validates every feature (a GeoJSON Feature with Point geometry and valid
     /// coordinates; properties an object or null) and builds the index.
@@ -76,6 +78,6 @@ public struct RadiusLayer: Sendable {
         object["options"] = ["radius": .number(o.radiusPixels), "extent": .number(Double(o.extent)),
                              "min_zoom": .number(Double(o.minZoom)), "max_zoom": .number(Double(o.maxZoom)),
                              "min_points": .number(Double(o.minPoints))]
-        return .object(object)
+        return credit.adding(to: .object(object))
     }
 }

@@ -32,6 +32,20 @@ struct LayerCatalogTests {
         #expect(total == layers[0].pointCount)
     }
 
+    /// Each layer's licence and attribution from layers.json are in its summary, and stay
+    /// there through writes.
+    @Test func summariesCarryTheLayersCredit() throws {
+        let engine = try Engine(entries: try LayerCatalog.load(directory: Self.dataDirectory))
+        let layers = try engine.execute(.layers)["layers"]?.arrayValue ?? []
+        let cities = try #require(layers.first { $0["name"] == "kr_cities" })
+        #expect(cities["license"] == "CC-BY-4.0" && cities["attribution"] == "GeoNames, geonames.org")
+        let helsinki = try #require(layers.first { $0["name"] == "helsinki_places" })
+        #expect(helsinki["attribution"] == "© OpenStreetMap contributors")
+        _ = try engine.execute(.write(layer: "places", batch: .delete(ids: [.string("seoul-s01")])))
+        #expect(try engine.execute(.stats(layer: "places"))["attribution"] == "geo-cluster sample data")
+        #expect(try LayerCatalog.load(file: Self.dataDirectory + "/places.geojson", name: "p", kind: .places).summary["license"] == nil)
+    }
+
     @Test func manifestErrorsNameTheFileAndTheEntry() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
