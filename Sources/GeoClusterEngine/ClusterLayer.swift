@@ -161,7 +161,7 @@ extension RadiusLayer: ClusterLayer {
     public func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter,
                        order: LeafOrder?) throws(EngineError) -> LayerAnswer {
         try unfiltered(filter)
-        guard order == nil else { throw .invalidField("sort", reason: "applies to live sightings layers") }
+        guard order == nil else { throw LeafOrder.needsSightings }
         let index = index
         let page = try EngineError.attributing(to: "cluster_id") { () throws(GeoClusterError) in
             try index.leaves(of: clusterID, limit: limit, offset: offset)
@@ -226,9 +226,7 @@ extension LiveLayer: ClusterLayer {
     public func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter,
                        order: LeafOrder?) throws(EngineError) -> LayerAnswer {
         let liveFilter = try liveFilter(filter)
-        guard order == nil || kind == .sightings else {
-            throw .invalidField("sort", reason: "applies to live sightings layers")
-        }
+        guard order == nil || kind == .sightings else { throw LeafOrder.needsSightings }
         let index = index
         var page = try EngineError.attributing(to: "cluster_id") { () throws(GeoClusterError) in
             order == nil ? try index.leaves(of: clusterID, limit: limit, offset: offset, filter: liveFilter)
@@ -243,9 +241,7 @@ extension LiveLayer: ClusterLayer {
     func list(in bbox: BoundingBox, limit: Int, offset: Int, filter: LayerFilter,
               order: LeafOrder?) throws(EngineError) -> LayerAnswer {
         let liveFilter = try liveFilter(filter)
-        guard order == nil || kind == .sightings else {
-            throw .invalidField("sort", reason: "applies to live sightings layers")
-        }
+        guard order == nil || kind == .sightings else { throw LeafOrder.needsSightings }
         var slots = index.points(in: bbox, filter: liveFilter)
         if let order { slots = sorted(slots, order) }
         return LayerAnswer(leaves: Self.page(slots, limit: limit, offset: offset), limit: limit, offset: offset) {

@@ -229,6 +229,9 @@ public enum LeafOrder: String, Sendable, Equatable {
     case oldestFirst = "observed_at"
     case newestFirst = "-observed_at"
 
+    /// The error for `sort` on a layer without observation times.
+    static let needsSightings = EngineError.invalidField("sort", reason: "applies to live sightings layers")
+
     static func read(_ fields: inout FieldReader) throws(EngineError) -> LeafOrder? {
         guard let text = try fields.optionalString("sort") else { return nil }
         guard let order = LeafOrder(rawValue: text) else {
