@@ -134,9 +134,10 @@ let package = Package(
 
         // What the test targets share: running the built executable as a subprocess.
         .target(name: "GeoClusterTestSupport", path: "Tests/GeoClusterTestSupport", swiftSettings: strictSettings),
+        // Fixtures/ holds supercluster's conformance fixtures, read from the source tree.
         .testTarget(name: "GeoClusterTests", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability",
                                                             "GeoClusterTestSupport"],
-                    swiftSettings: strictSettings),
+                    exclude: ["Fixtures"], swiftSettings: strictSettings),
         .testTarget(name: "GeoProjectionTests", dependencies: ["GeoProjection"], swiftSettings: strictSettings),
         // Golden/ holds the protocol's request/response files, read from the source tree.
         .testTarget(name: "GeoClusterEngineTests", dependencies: ["GeoClusterEngine", "GeoClusterWire", "GeoReachability",

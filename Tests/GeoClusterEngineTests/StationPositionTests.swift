@@ -180,7 +180,7 @@ struct StationPositionTests {
 }
 
 /// The reference list in `../shared` beside the package root (or where `GEO_CLUSTER_SHARED`
-/// points), found as `SharedFixtures` of GeoClusterTests finds its fixtures.
+/// points); the test is skipped with the reason printed when it is absent.
 enum KorailStationReference {
     static let sharedRoot: String = {
         if let override = ProcessInfo.processInfo.environment["GEO_CLUSTER_SHARED"], !override.isEmpty {

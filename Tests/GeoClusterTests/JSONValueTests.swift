@@ -529,26 +529,12 @@ import Testing
         }
     }
 
-    // MARK: - Shared fixture
-
-    /// `../shared` beside the package root, or where `GEO_CLUSTER_SHARED` points.
-    private static var placesPath: String {
-        let shared = ProcessInfo.processInfo.environment["GEO_CLUSTER_SHARED"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? URL(fileURLWithPath: #filePath)
-                .deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("shared").path
-        return shared + "/conformance/supercluster/places.json"
-    }
+    // MARK: - supercluster's places fixture
 
     /// The file is pretty-printed JavaScript output, so with the whitespace between
     /// tokens removed it must equal our compact encoding byte for byte.
     @Test func parsesTheSuperclusterPlacesFixture() throws {
-        let path = Self.placesPath
-        guard FileManager.default.fileExists(atPath: path) else {
-            print("JSONValueTests: skipping the places fixture, \(path) not found (it lives in ../shared only)")
-            return
-        }
+        let path = SuperclusterFixtures.directory + "/places.json"
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let collection = try JSONValue.parse(bytes)
         let features = try #require(collection["features"]?.arrayValue)

@@ -3,19 +3,19 @@ import Testing
 @testable import GeoClusterWire
 
 /// supercluster 8.0.1's own test suite (test/test.js) and recorded outputs, replayed
-/// against the radius algorithm. The fixtures are read from ../shared.
-@Suite(.enabled(if: SharedFixtures.superclusterAvailable, SharedFixtures.superclusterSkipReason))
+/// against the radius algorithm. The fixtures are in Fixtures/supercluster (see its README).
+@Suite
 struct SuperclusterConformanceTests {
     /// The input features of places.json (163 Natural Earth points).
     let places: [JSONValue]
 
     init() throws {
-        let collection = try SharedFixtures.json(SharedFixtures.superclusterDirectory + "/places.json")
+        let collection = try SuperclusterFixtures.json("places.json")
         places = try #require(collection["features"]?.arrayValue)
     }
 
     private static func fixture(_ name: String) throws -> JSONValue {
-        try SharedFixtures.json(SharedFixtures.superclusterDirectory + "/" + name)
+        try SuperclusterFixtures.json(name)
     }
 
     /// Positions of the features; `nil` for a feature without geometry (places.json ends
