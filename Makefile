@@ -36,15 +36,16 @@ build: deps
 	$(SWIFT) build -c $(CONFIG)
 
 release: deps
-	$(SWIFT) build -c release --product geo-cluster
+	SWIFT=$(SWIFT) Scripts/swift-retrying.sh build -c release --product geo-cluster
 
 ## run: start geo-cluster on the sample layers in Data/ (http://127.0.0.1:8080).
 run: release
 	.build/release/geo-cluster serve --data Data $(RUN_ARGS)
 
 ## test: every test suite; fixtures from ../shared are used when present.
+## A crash of the build tool itself (not a compile error) is retried once, saying so.
 test: test-deps
-	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) Scripts/swift-retrying.sh build --build-tests
 	$(SWIFT) test --skip-build
 
 ## fuzz: build the libFuzzer targets (Fuzz/README.md) and run each for FUZZ_SECONDS (60).
