@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // SHA-256 of API keys (already built for postgres-nio's SCRAM authentication).
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3" ..< "5.0.0"),
     ],
     targets: [
         // Pure Swift core: geometry, Web Mercator and tiles, the spatial index, clustering.
@@ -96,6 +98,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                // SHA-256 of API keys' secrets.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
@@ -121,7 +125,8 @@ let package = Package(
                 swiftSettings: strictSettings),
         benchmarkTarget("Clustering", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability"]),
         benchmarkTarget("Protocol", dependencies: ["GeoCluster", "GeoClusterWire", "GeoClusterEngine"]),
-        benchmarkTarget("Operations", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability", "GeoClusterEngine"]),
+        benchmarkTarget("Operations", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability", "GeoClusterEngine",
+                                                     "GeoClusterHTTP"]),
         // Writes the benchmark point sets to files and measures one index on them, for
         // Benchmarks/compare_pysupercluster.sh (same inputs, same process shape as the peer).
         .executableTarget(

@@ -122,7 +122,9 @@ public final class Engine: Sendable {
     }
 
     /// Answers a request; the result is the `result` member of the wire protocols.
-    public func execute(_ request: Request) throws(EngineError) -> JSONValue {
+    /// `caller` decides only which form of a sensitive sighting `get` gives: the exact one
+    /// to its owner's key and to admin keys, the generalised one to everyone else.
+    public func execute(_ request: Request, by caller: Caller = .trusted) throws(EngineError) -> JSONValue {
         switch request {
         case .layers:
             return .object(["layers": .array(entries.map(\.summary))])
@@ -147,7 +149,7 @@ public final class Engine: Sendable {
             return try reachable(query)
 
         case let .get(name, ids):
-            return try records(ids, of: name)
+            return try records(ids, of: name, revealingTo: caller)
 
         case let .stations(query):
             return try stations(query)
@@ -201,8 +203,9 @@ public final class Engine: Sendable {
     }
 
     /// The records of a live layer with these ids, as stored, in the order asked; the
-    /// first id the layer does not hold is `unknown_id`.
-    private func records(_ ids: [JSONValue], of name: String) throws(EngineError) -> JSONValue {
+    /// first id the layer does not hold is `unknown_id`. A sensitive sighting is given
+    /// at its exact position only to its owner's key or an admin key.
+    private func records(_ ids: [JSONValue], of name: String, revealingTo caller: Caller) throws(EngineError) -> JSONValue {
         guard let store = try entry(named: name).store else { throw .notLiveLayer(field: "layer", layer: name) }
         let layer = store.layer
         var features: [JSONValue] = []
@@ -212,7 +215,12 @@ public final class Engine: Sendable {
                 throw .invalidField("ids[\(i)]", reason: "must be a record id: a non-empty string or an integer")
             }
             guard let record = layer.record(idKey: key) else { throw .unknownID(layer: name, index: i, id: key) }
-            features.append(record.feature)
+            if let exact = record.exactFeatureText, case let .key(grant) = caller,
+               grant.scopes.contains(.admin) || grant.owner == record.observerID {
+                features.append(JSONValue(encodedText: exact[...]))
+            } else {
+                features.append(record.feature)
+            }
         }
         return GeoJSON.featureCollection(features)
     }
@@ -220,23 +228,38 @@ public final class Engine: Sendable {
     /// Answers a request as ``execute(_:)`` does, but a write waits for the store
     /// without holding the calling thread (``LiveLayerStore/write(_:)``): the form
     /// for transports that run on Swift concurrency's threads.
-    public func perform(_ request: Request) async throws(EngineError) -> JSONValue {
-        guard case let .write(name, batch) = request else { return try execute(request) }
+    ///
+    /// `caller` is who sends it (``authorize(_:by:)``). A write with a key that is not
+    /// `admin` to a sightings layer is the key owner's: each record's `observer_id` is set
+    /// to the owner (another value is `not_owner`), and a record that exists and is not
+    /// the owner's may not be changed or deleted (``LiveLayerStore/apply(_:owner:)``).
+    public func perform(_ request: Request, by caller: Caller = .trusted) async throws(EngineError) -> JSONValue {
+        try authorize(request, by: caller)
+        guard case let .write(name, batch) = request else { return try execute(request, by: caller) }
         guard let store = try entry(named: name).store else { throw .readOnlyLayer(name) }
-        let (op, changes) = try changes(of: batch, for: store)
-        return writeAnswer(op: op, changes: changes, layer: try await store.write(changes))
+        var owner: String?
+        if case let .key(grant) = caller, !grant.scopes.contains(.admin), store.kind == .sightings {
+            owner = grant.owner
+        }
+        let (op, changes) = try changes(of: batch, for: store, owner: owner)
+        return writeAnswer(op: op, changes: changes, layer: try await store.write(changes, owner: owner))
     }
 
-    /// As ``encode(_:into:)``, with writes as in ``perform(_:)``.
-    public func perform(_ request: Request, into output: inout [UInt8]) async throws(EngineError) {
-        guard request.isWrite else { return try encode(request, into: &output) }
-        try await perform(request).encode(into: &output)
+    /// As ``encode(_:into:)``, with writes as in ``perform(_:by:)``.
+    public func perform(_ request: Request, by caller: Caller = .trusted,
+                        into output: inout [UInt8]) async throws(EngineError) {
+        guard request.isWrite else {
+            try authorize(request, by: caller)
+            if case .get = request { return try execute(request, by: caller).encode(into: &output) }
+            return try encode(request, into: &output)
+        }
+        try await perform(request, by: caller).encode(into: &output)
     }
 
     /// Validates every record or id of a batch against the layer's schema, then applies
     /// the batch atomically.
     private func write(_ batch: Request.WriteBatch, to store: LiveLayerStore) throws(EngineError) -> JSONValue {
-        let (op, changes) = try changes(of: batch, for: store)
+        let (op, changes) = try changes(of: batch, for: store, owner: nil)
         return writeAnswer(op: op, changes: changes, layer: try store.apply(changes))
     }
 
@@ -246,9 +269,10 @@ public final class Engine: Sendable {
     }
 
     /// A batch's changes, each record validated against the layer's schema (species named
-    /// by the checklist's scientific name), and the operation's name.
-    private func changes(of batch: Request.WriteBatch,
-                         for store: LiveLayerStore) throws(EngineError) -> (String, [LiveLayerStore.Change]) {
+    /// by the checklist's scientific name, `observer_id` set to `owner` when there is
+    /// one), and the operation's name.
+    private func changes(of batch: Request.WriteBatch, for store: LiveLayerStore,
+                         owner: String?) throws(EngineError) -> (String, [LiveLayerStore.Change]) {
         let name = store.name, kind = store.kind
         var changes: [LiveLayerStore.Change] = []
         let op: String
@@ -262,6 +286,7 @@ public final class Engine: Sendable {
             for (i, given) in records.enumerated() {
                 var json = given
                 if let checklist { json = try Self.namingScientifically(json, checklist, layer: name, index: i) }
+                if let owner { json = try Self.owned(json, by: owner, layer: name, index: i) }
                 let record = try LayerRecord(json: json, kind: kind, layer: name, index: i)
                 changes.append(isInsert ? .insert(record) : .upsert(record))
             }
@@ -296,6 +321,33 @@ public final class Engine: Sendable {
                 properties["species"] = .string(scientific)
                 object["properties"] = .object(properties)
             }
+        }
+        return .object(object)
+    }
+
+    /// A sighting with `observer_id` set to `owner`: added when absent, `not_owner` when
+    /// it names someone else. Other mistakes are left for the record's own checks.
+    private static func owned(_ json: JSONValue, by owner: String, layer: String,
+                              index: Int) throws(EngineError) -> JSONValue {
+        guard var object = json.objectValue else { return json }
+        let id = object["id"]?.stringValue ?? object["id"]?.jsonString ?? ""
+        func stamped(_ fields: inout JSONObject) throws(EngineError) {
+            if let given = fields["observer_id"], given != .null {
+                guard given == .string(owner) else {
+                    throw .notOwner(layer: layer, field: "records[\(index)].observer_id", id: id,
+                                    reason: "observer_id is \(given.jsonString) but the key belongs to \(JSONValue.string(owner).jsonString)")
+                }
+            } else {
+                fields["observer_id"] = .string(owner)
+            }
+        }
+        if object["type"] != nil {
+            let given = object["properties"] ?? .null
+            guard var properties = given == .null ? JSONObject() : given.objectValue else { return json }
+            try stamped(&properties)
+            object["properties"] = .object(properties)
+        } else {
+            try stamped(&object)
         }
         return .object(object)
     }

@@ -60,6 +60,15 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     /// batch was applied. A fault of the service, not of the request; retrying later may
     /// succeed.
     case storageUnavailable(reason: String)
+    /// A request that needs an API key came without a valid one (missing, unknown,
+    /// malformed or revoked). Only transports with keys report it (HTTP: 401).
+    case unauthorized(reason: String)
+    /// The request's key does not allow it: a scope it lacks, a layer it may not reach.
+    case forbidden(reason: String)
+    /// A write that would change or delete a sighting owned by someone else than the
+    /// key's owner (or name another owner in `observer_id`); `field` names the item
+    /// (`records[2]`, `ids[0]`).
+    case notOwner(layer: String, field: String, id: String, reason: String)
 
     /// How a transport should treat the error.
     public enum Category: Sendable {
@@ -70,6 +79,10 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case internalFailure
         /// The service cannot do it now (the store is unreachable); the request may be retried.
         case unavailable
+        /// The request needs a valid API key.
+        case unauthorized
+        /// The request's key does not allow it.
+        case forbidden
     }
 
     public var category: Category {
@@ -83,6 +96,8 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownNetwork: .notFound
         case .projection(.contextCreationFailed, _): .internalFailure
         case .storageUnavailable: .unavailable
+        case .unauthorized: .unauthorized
+        case .forbidden, .notOwner: .forbidden
         default: .badRequest
         }
     }
@@ -113,6 +128,9 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownSpecies: "unknown_species"
         case .unknownNetwork: "unknown_network"
         case .storageUnavailable: "storage_unavailable"
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .notOwner: "not_owner"
         }
     }
 
@@ -132,6 +150,7 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .wrongLayerKind(field, _, _, _), let .notLiveLayer(field, _), let .unknownNetwork(field, _): field
         case .unknownStation, .ambiguousStation: "station"
         case let .unknownSpecies(field, _, _): field
+        case let .notOwner(_, field, _, _): field
         default: nil
         }
     }
@@ -167,6 +186,9 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(candidates.count) stations of layer \"\(layer)\" answer to \"\(name)\": \(candidates.joined(separator: ", ")); give one by id"
         case let .unknownNetwork(_, reason): reason
         case let .storageUnavailable(reason): "the store is unavailable: \(reason)"
+        case let .unauthorized(reason): reason
+        case let .forbidden(reason): reason
+        case let .notOwner(layer, field, id, reason): "layer \"\(layer)\", \(field) (id \"\(id)\"): \(reason)"
         }
     }
 }

@@ -1,7 +1,7 @@
 import GeoCluster
 
 /// The query-time filters of a layer, as requests carry them. Which ones a layer takes
-/// depends on its kind: sightings take `species`, `from`, `to` and `months`; places take
+/// depends on its kind: sightings take `species`, `from`, `to`, `months` and `observer`; places take
 /// `category`; stations take `line`. Counts, positions and aggregates of an answer then
 /// describe only the points that pass.
 public struct LayerFilter: Sendable, Equatable {
@@ -18,6 +18,8 @@ public struct LayerFilter: Sendable, Equatable {
     public var categories: [String]?
     /// Stations served by this line.
     public var line: String?
+    /// Sightings recorded by this observer (`observer_id`): one user's collection.
+    public var observer: String?
 
     public init(species: [String]? = nil, from: LocalDate? = nil, to: LocalDate? = nil, months: [Int]? = nil,
                 categories: [String]? = nil, line: String? = nil) {
@@ -40,6 +42,7 @@ public struct LayerFilter: Sendable, Equatable {
         filter.species = try fields.optionalStrings("species", max: maxValues)
         filter.categories = try fields.optionalStrings("category", max: maxValues)
         filter.line = try fields.optionalString("line")
+        filter.observer = try fields.optionalString("observer")
         if let text = try fields.optionalString("from") {
             do { filter.from = try LocalDate.parse(text) } catch { throw .invalidField("from", reason: error.description) }
         }

@@ -10,7 +10,8 @@ public enum LayerKind: String, Sendable, CaseIterable {
 /// The typed fields of one record, by layer kind (the schemas of DESIGN.md).
 public enum RecordFields: Sendable, Equatable {
     /// `species` non-empty, `count` individuals in 1...``LayerRecord/maxSightingCount``,
-    /// `observed_at` an RFC 3339 date-time with a UTC offset.
+    /// `observed_at` an RFC 3339 date-time with a UTC offset; optionally `observer_id`, who
+    /// recorded it (``LayerRecord/observerID``), set from the writer's key when keys are on.
     case sighting(species: String, count: Int, observedAt: Timestamp)
     /// `name` and `category` non-empty; `dwell_minutes` optional, 0...1440 (one day).
     case place(name: String, category: String, dwellMinutes: Double?)
@@ -52,6 +53,9 @@ public struct LayerRecord: Sendable, Equatable {
     /// The feature's `properties` member (`null` when it has none), which vector tiles
     /// read for every point.
     public let properties: JSONValue
+    /// For a record shown at a generalised position (``generalized()``), its feature as
+    /// written, which only its owner and admin keys are given; `nil` otherwise.
+    public private(set) var exactFeatureText: [UInt8]?
 
     /// The GeoJSON Feature answered for this record, parsed from ``featureText`` (about a
     /// microsecond): for nearby answers and answers built as values.
@@ -161,7 +165,7 @@ private struct RecordReader {
 
     /// Members of a flat record besides the kind fields.
     static let flatMembers = ["id", "lon", "lat", "properties"]
-    static let sightingFields = ["species", "count", "observed_at"]
+    static let sightingFields = ["species", "count", "observed_at", "observer_id"]
     static let placeFields = ["name", "category", "dwell_minutes"]
     static let stationFields = ["name", "lines"]
 
@@ -231,6 +235,12 @@ private struct RecordReader {
                 observedAt = try Timestamp.parse(text)
             } catch {
                 throw self.error("observed_at", error.description)
+            }
+            if let value = object["observer_id"], value != .null {
+                guard let observer = value.stringValue, !observer.isEmpty,
+                      observer.count <= LayerRecord.maxObserverIDLength else {
+                    throw error("observer_id", "must be a non-empty string of at most \(LayerRecord.maxObserverIDLength) characters, got \(describe(value))")
+                }
             }
             return .sighting(species: species, count: count, observedAt: observedAt)
         case .places:
@@ -343,7 +353,8 @@ extension LayerRecord {
     /// is the centre of its 0.1-degree grid cell, in the index and in the feature's
     /// geometry (altitude dropped), and its properties say so with
     /// `"position_generalized_deg": 0.1`. Every query gets the same cell, so no averaging
-    /// over answers brings back the point. The record as written is what the store keeps.
+    /// over answers brings back the point. The record as written is what the store keeps,
+    /// and what its owner reads by id (``exactFeatureText``).
     func generalized() -> LayerRecord {
         let cells = Self.generalizationCellsPerDegree
         func centre(_ degrees: Double, limit: Double) -> Double {
@@ -357,8 +368,10 @@ extension LayerRecord {
         properties["position_generalized_deg"] = .number(1 / cells)
         feature["properties"] = .object(properties)
         feature["geometry"] = ["type": "Point", "coordinates": [.number(shown.longitude), .number(shown.latitude)]]
-        return LayerRecord(idKey: idKey, idJSON: idJSON, coordinate: shown, fields: fields,
-                           featureText: Self.text(.object(feature)), properties: .object(properties))
+        var record = LayerRecord(idKey: idKey, idJSON: idJSON, coordinate: shown, fields: fields,
+                                 featureText: Self.text(.object(feature)), properties: .object(properties))
+        record.exactFeatureText = featureText
+        return record
     }
 
     private init(idKey: String, idJSON: JSONValue, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],

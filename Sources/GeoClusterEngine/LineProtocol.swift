@@ -43,6 +43,8 @@ public struct LineProtocol: Sendable {
         // `project`.
         "malformed_crs", "unknown_crs", "invalid_coordinate", "transform_failed", "proj_file_refused", "unsupported_crs",
         "grid_unavailable", "context_creation_failed",
+        // API keys and owners (HTTP with keys; `geo-cluster query` takes no keys).
+        "unauthorized", "forbidden", "not_owner",
     ]
 
     public init(engine: Engine, maxLineBytes: Int = defaultMaxLineBytes, maxDepth: Int = defaultMaxDepth,
@@ -81,7 +83,7 @@ public struct LineProtocol: Sendable {
     /// carries the answer budget from line to line.
     ///
     /// A write blocks the calling thread until its store has it; transports on Swift
-    /// concurrency's threads use ``respond(to:lineNumber:batch:into:)-async`` instead.
+    /// concurrency's threads use ``respond(to:lineNumber:batch:by:into:)`` instead.
     public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, batch: inout Batch, into output: inout [UInt8]) {
         guard let pending = begin(line, lineNumber: lineNumber, batch: batch, into: &output) else { return }
         let failure: EngineError?
@@ -96,12 +98,13 @@ public struct LineProtocol: Sendable {
 
     /// As the synchronous form, but a write waits for its store without holding the
     /// thread (``Engine/perform(_:into:)``).
-    public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, batch: inout Batch,
+    /// `caller` is who sent the line (``Engine/authorize(_:by:)``).
+    public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, batch: inout Batch, by caller: Caller,
                         into output: inout [UInt8]) async {
         guard let pending = begin(line, lineNumber: lineNumber, batch: batch, into: &output) else { return }
         let failure: EngineError?
         do {
-            try await engine.perform(pending.request, into: &output)
+            try await engine.perform(pending.request, by: caller, into: &output)
             failure = nil
         } catch {
             failure = error

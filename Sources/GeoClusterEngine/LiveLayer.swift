@@ -188,6 +188,7 @@ public struct LiveLayer: Sendable {
         try require("months", .sightings, present: filter.months != nil)
         try require("category", .places, present: filter.categories != nil)
         try require("line", .stations, present: filter.line != nil)
+        try require("observer", .sightings, present: filter.observer != nil)
 
         var result = LiveFilter()
         if let names = filter.species, let checklist = speciesChecklist {
@@ -215,6 +216,10 @@ public struct LiveLayer: Sendable {
                 guard case let .station(_, lines)? = records[slot]?.fields else { return false }
                 return lines.contains(line)
             }
+        }
+        if let observer = filter.observer {
+            let records = self.records
+            result.predicate = { slot in records[slot]?.observerID == observer }
         }
         return result
     }

@@ -75,12 +75,17 @@ public final class LiveLayerStore: Sendable {
     ///
     /// This form blocks the calling thread for the journal's I/O; from async code use
     /// ``write(_:)``.
+    ///
+    /// With an `owner` (a write with a key that is not `admin`), a change of a record that
+    /// exists and is not the owner's (``LayerRecord/observerID``) fails with
+    /// ``EngineError/notOwner(layer:field:id:reason:)``, checked against the state the
+    /// batch applies to, under the same lock, so no concurrent write can slip in between.
     @discardableResult
-    public func apply(_ changes: [Change]) throws(EngineError) -> LiveLayer {
+    public func apply(_ changes: [Change], owner: String? = nil) throws(EngineError) -> LiveLayer {
         try writer.withLock { _ throws(EngineError) -> LiveLayer in
             let base = current.load(ordering: .acquiring)
             guard let journal else {
-                var next = try Self.applying(changes, to: base.layer)
+                var next = try Self.applying(changes, to: base.layer, owner: owner)
                 next.version += 1
                 current.store(Version(next, sequence: 0), ordering: .releasing)
                 return next
@@ -96,7 +101,7 @@ public final class LiveLayerStore: Sendable {
                 (missed: [JournalEntry]) throws(EngineError) in
                 var caughtUp = base.layer
                 for entry in missed { try replay(entry, into: &caughtUp) }
-                next = try Self.applying(changes, to: caughtUp)
+                next = try Self.applying(changes, to: caughtUp, owner: owner)
             }
             next.version = Int(sequence)
             current.store(Version(next, sequence: sequence), ordering: .releasing)
@@ -109,11 +114,13 @@ public final class LiveLayerStore: Sendable {
     /// and published, so no Swift concurrency thread waits on the store's I/O. In memory
     /// the batch is applied on the caller's thread, as there is no I/O to wait for.
     @discardableResult
-    public func write(_ changes: [Change]) async throws(EngineError) -> LiveLayer {
-        guard journal != nil else { return try apply(changes) }
+    public func write(_ changes: [Change], owner: String? = nil) async throws(EngineError) -> LiveLayer {
+        guard journal != nil else { return try apply(changes, owner: owner) }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<LiveLayer, EngineError>, Never>) in
             journalQueue.async {
-                continuation.resume(returning: Result { () throws(EngineError) -> LiveLayer in try self.apply(changes) })
+                continuation.resume(returning: Result { () throws(EngineError) -> LiveLayer in
+                    try self.apply(changes, owner: owner)
+                })
             }
         }
         return try result.get()
@@ -175,9 +182,22 @@ public final class LiveLayerStore: Sendable {
         layer.version += 1
     }
 
-    private static func applying(_ changes: [Change], to layer: LiveLayer) throws(EngineError) -> LiveLayer {
+    private static func applying(_ changes: [Change], to layer: LiveLayer,
+                                 owner: String?) throws(EngineError) -> LiveLayer {
         var next = layer
         for (position, change) in changes.enumerated() {
+            if let owner {
+                let (key, field): (String, String) = switch change {
+                case let .insert(record), let .upsert(record): (record.idKey, "records[\(position)]")
+                case let .delete(idKey): (idKey, "ids[\(position)]")
+                }
+                if !key.isEmpty, let existing = next.record(idKey: key), existing.observerID != owner {
+                    throw .notOwner(layer: layer.name, field: field, id: existing.idJSON.stringValue ?? existing.idJSON.jsonString,
+                                    reason: existing.observerID == nil
+                                        ? "the record has no owner; only an admin key may change it"
+                                        : "the record belongs to another observer; only its owner or an admin key may change it")
+                }
+            }
             switch change {
             case let .insert(record): try next.insert(record, index: position)
             case let .upsert(record): try next.upsert(record, index: position)

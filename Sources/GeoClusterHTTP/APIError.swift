@@ -52,6 +52,8 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             case .tooLarge: .contentTooLarge
             case .conflict: .conflict
             case .internalFailure: .internalServerError
+            case .unauthorized: .unauthorized
+            case .forbidden: .forbidden
             case .unavailable: .serviceUnavailable
             }
         case .routeNotFound: .notFound
@@ -164,6 +166,10 @@ extension APIError: HTTPResponseError {
         var response = JSONResponse(body, status: status).response(from: request, context: context)
         if case let .methodNotAllowed(_, allowed) = self {
             response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+        }
+        if status == .unauthorized {
+            // RFC 6750 §3: the scheme a client should authenticate with.
+            response.headers[.wwwAuthenticate] = #"Bearer realm="geo-cluster""#
         }
         return response
     }

@@ -216,6 +216,7 @@ extension Endpoint {
         Parameter(name: "species", kind: .list(numeric: false)), Parameter(name: "from", kind: .string),
         Parameter(name: "to", kind: .string), Parameter(name: "months", kind: .list(numeric: true)),
         Parameter(name: "category", kind: .list(numeric: false)), Parameter(name: "line", kind: .string),
+        Parameter(name: "observer", kind: .string),
     ]
 
     /// The same tile as Mapbox Vector Tile protobuf. Its parameters are those of the

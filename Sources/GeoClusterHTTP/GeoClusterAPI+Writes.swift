@@ -27,6 +27,15 @@ extension GeoClusterAPI {
     }
 
     func write(_ route: WriteRoute, request: Request, context: some RequestContext) async throws -> Response {
+        // Who writes is known before the body is read: a request without a valid key is
+        // refused without reading what it sends.
+        let caller: Caller
+        do {
+            caller = try self.caller(request)
+            if caller == .anonymous { try engine.authorize(.write(layer: "", batch: .delete(ids: [])), by: caller) }
+        } catch {
+            throw apiError(error)
+        }
         let body = try await readBody(request)
         let result: JSONValue
         do {
@@ -46,9 +55,9 @@ extension GeoClusterAPI {
                 object["op"] = "delete"
                 object["ids"] = [Self.id(try Self.pathText("id", context))]
             }
-            result = try await engine.perform(try GeoClusterEngine.Request(json: .object(object)))
+            result = try await engine.perform(try GeoClusterEngine.Request(json: .object(object)), by: caller)
         } catch let error as EngineError {
-            throw APIError.engine(error)
+            throw apiError(error)
         }
         return JSONResponse.response(bytes: Self.encode(result), status: route == .insert ? .created : .ok,
                                      mediaType: .json)
@@ -61,10 +70,13 @@ extension GeoClusterAPI {
         do {
             let object: JSONObject = ["op": "get", "layer": .string(try Self.pathText("layer", context)),
                                       "ids": [Self.id(try Self.pathText("id", context))]]
-            let result = try engine.execute(try GeoClusterEngine.Request(json: .object(object)))
+            let query = try GeoClusterEngine.Request(json: .object(object))
+            let caller = try caller(request)
+            try engine.authorize(query, by: caller)
+            let result = try engine.execute(query, by: caller)
             feature = result["features"]?[0] ?? .null
         } catch {
-            throw .engine(error)
+            throw apiError(error)
         }
         return responsePolicy.response(body: Self.encode(feature), mediaType: .geoJSON, request: request)
     }

@@ -54,6 +54,9 @@ public struct GeoClusterAPI: Sendable {
     public let allowedOrigins: AllowedOrigins
     /// What `/metrics` reports about requests.
     public let metrics: RequestMetrics
+    /// Which requests need an API key, and the keys that are valid (``KeyRing``).
+    public let keyRequirement: KeyRequirement
+    public let keyRing: KeyRing?
 
     /// Why the service is not ready yet (a replica catching up with its store's change
     /// feed), or `nil` when it is; `/readyz` answers 503 with that reason.
@@ -75,8 +78,12 @@ public struct GeoClusterAPI: Sendable {
                 maxBatchAnswerBytes: Int? = defaultMaxBatchAnswerBytes,
                 concurrentBatches: Int = defaultConcurrentBatches,
                 responsePolicy: ResponsePolicy = ResponsePolicy(), allowedOrigins: AllowedOrigins = .any,
+                keyRequirement: KeyRequirement = .off, keyRing: KeyRing? = nil,
                 notReadyReason: @escaping @Sendable () -> String? = { nil }) {
+        precondition(keyRequirement == .off || keyRing != nil, "keys are required but no key ring is given")
         self.engine = engine
+        self.keyRequirement = keyRequirement
+        self.keyRing = keyRing
         self.notReadyReason = notReadyReason
         self.lineProtocol = LineProtocol(engine: engine, maxLineBytes: maxLineBytes,
                                          maxBatchAnswerBytes: maxBatchAnswerBytes)
@@ -156,15 +163,34 @@ public struct GeoClusterAPI: Sendable {
     /// Points over all layers.
     var pointCount: Int { engine.pointCount }
 
+    /// Who sends `request`: ``Caller/trusted`` when keys are off; otherwise the key its
+    /// `Authorization` header carries, or ``Caller/anonymous`` without one (refused
+    /// with 401 when every route needs a key).
+    func caller(_ request: Request) throws(EngineError) -> Caller {
+        guard keyRequirement != .off, let keyRing else { return .trusted }
+        let caller = try keyRing.caller(authorization: request.headers[.authorization])
+        if caller == .anonymous, keyRequirement == .all {
+            throw .unauthorized(reason: "this server needs an API key for every query: send \"Authorization: Bearer <key>\"")
+        }
+        return caller
+    }
+
+    /// An engine error as the API reports it, counted in `/metrics` when it refuses a key.
+    func apiError(_ error: EngineError) -> APIError {
+        metrics.countKeyRejection(error)
+        return .engine(error)
+    }
+
     func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> Response {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.answerCapacity)
         do {
             let query = try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query,
                                              acceptLanguage: request.headers[.acceptLanguage])
+            try engine.authorize(query, by: try caller(request))
             try engine.encode(query, into: &bytes)
         } catch {
-            throw .engine(error)
+            throw apiError(error)
         }
         var response = responsePolicy.response(body: bytes, mediaType: endpoint.mediaType, request: request)
         if endpoint.takesLanguage { response.headers[.vary] = "Accept-Encoding, Accept-Language" }
@@ -186,9 +212,10 @@ public struct GeoClusterAPI: Sendable {
             guard case let .tile(layer, address, filter) = query else {
                 throw .invalidRequest(reason: "not a tile request")
             }
+            try engine.authorize(query, by: try caller(request))
             bytes = try engine.vectorTile(layer: layer, address: address, filter: filter)
         } catch {
-            throw .engine(error)
+            throw apiError(error)
         }
         return responsePolicy.response(body: bytes, mediaType: .mapboxVectorTile, request: request)
     }
@@ -197,11 +224,17 @@ public struct GeoClusterAPI: Sendable {
     /// is refused with 413 before any answer is sent), then streams the answers: memory
     /// holds the body and one chunk of output, however large the answers are.
     func answerBatch(_ request: Request) async throws -> Response {
+        let caller: Caller
+        do {
+            caller = try self.caller(request)
+        } catch {
+            throw apiError(error)
+        }
         let lines = try await readBody(request)
         var headers = HTTPFields()
         headers[.contentType] = ResponseMediaType.ndjson.rawValue
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await answerLines(lines) { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
+            try await answerLines(lines, by: caller) { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
             try await writer.finish(nil)
         })
     }
@@ -215,7 +248,8 @@ public struct GeoClusterAPI: Sendable {
     /// receives the answer bytes in order, in chunks of about ``batchChunkBytes`` (one
     /// line's answer is never split). Each chunk is computed holding a permit of
     /// ``batchGate``, and handed to `emit` after the permit is returned.
-    func answerLines(_ body: [UInt8], emit: ([UInt8]) async throws -> Void) async throws {
+    /// `caller` is who sent the body: each line is allowed or refused as its own request.
+    func answerLines(_ body: [UInt8], by caller: Caller = .trusted, emit: ([UInt8]) async throws -> Void) async throws {
         var output: [UInt8] = []
         var lineNumber = 0
         var batch = LineProtocol.Batch()
@@ -225,7 +259,8 @@ public struct GeoClusterAPI: Sendable {
             while start < body.endIndex && output.count < Self.batchChunkBytes {
                 let end = body[start...].firstIndex(of: 0x0A) ?? body.endIndex
                 lineNumber += 1
-                await lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber, batch: &batch, into: &output)
+                await lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber, batch: &batch, by: caller,
+                                           into: &output)
                 start = end + 1
             }
             batchGate.leave()

@@ -24,6 +24,9 @@ public final class RequestMetrics: Sendable {
     private let shedConnections = Atomic<UInt64>(0)
     /// Connections open now.
     private let openConnections = Atomic<Int>(0)
+    /// Requests refused for their key: without a valid one (401), or not allowed by it (403).
+    private let unauthorizedRequests = Atomic<UInt64>(0)
+    private let forbiddenRequests = Atomic<UInt64>(0)
     private let slotByRoute: [String: Int]
     private let slots: [Slot]
 
@@ -60,6 +63,15 @@ public final class RequestMetrics: Sendable {
     /// Counts one idle connection closed by ``IdleConnections``.
     func countShedConnection() {
         shedConnections.add(1, ordering: .relaxed)
+    }
+
+    /// Counts a request refused for its key, when `error` is such a refusal.
+    func countKeyRejection(_ error: EngineError) {
+        switch error.category {
+        case .unauthorized: unauthorizedRequests.add(1, ordering: .relaxed)
+        case .forbidden: forbiddenRequests.add(1, ordering: .relaxed)
+        default: break
+        }
     }
 
     /// Counts a connection opening (`+1`) or closing (`-1`).
@@ -124,6 +136,10 @@ public final class RequestMetrics: Sendable {
         out += "# HELP geocluster_http_connections_open Connections open now.\n"
         out += "# TYPE geocluster_http_connections_open gauge\n"
         out += "geocluster_http_connections_open \(openConnections.load(ordering: .relaxed))\n"
+        out += "# HELP geocluster_http_key_rejections_total Requests refused for their API key: none or an invalid or revoked one (unauthorized), or one that does not allow the request (forbidden).\n"
+        out += "# TYPE geocluster_http_key_rejections_total counter\n"
+        out += "geocluster_http_key_rejections_total{reason=\"unauthorized\"} \(unauthorizedRequests.load(ordering: .relaxed))\n"
+        out += "geocluster_http_key_rejections_total{reason=\"forbidden\"} \(forbiddenRequests.load(ordering: .relaxed))\n"
         out += "# HELP geocluster_proj_files_refused_total project requests refused because their CRS named a file PROJ may not read.\n"
         out += "# TYPE geocluster_proj_files_refused_total counter\n"
         out += "geocluster_proj_files_refused_total \(engine.refusedPROJFiles)\n"

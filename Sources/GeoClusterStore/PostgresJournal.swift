@@ -96,6 +96,15 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             """,
             "CREATE INDEX changes_by_layer ON changes (layer, sequence)",
         ]),
+        (2, [
+            """
+            CREATE TABLE api_keys (id text PRIMARY KEY, secret_sha256 text NOT NULL, owner text NOT NULL,
+                layers text NOT NULL, scopes text NOT NULL,
+                created_at text NOT NULL DEFAULT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                revoked_at text, change bigint NOT NULL)
+            """,
+            "CREATE INDEX api_keys_by_change ON api_keys (change)",
+        ]),
     ]
 
     private func migrate() throws(EngineError) {
@@ -301,7 +310,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
     /// Runs `body` in one transaction on the journal's connection (opened when needed),
     /// committing when it returns and rolling back when it throws. A connection that
     /// failed is dropped, and the next call opens a new one.
-    private func transaction<T>(readOnly: Bool = false,
+    func transaction<T>(readOnly: Bool = false,
                                 _ body: (PostgresConnection) throws -> T) throws(EngineError) -> T {
         do {
             return try lock.withLock { () throws -> T in
@@ -338,5 +347,69 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             return "\(error.code)"
         }
         return "\(error)"
+    }
+}
+
+/// Keys in the shared database: every replica's ``KeyRing`` polls ``keyChanges(after:)``,
+/// so a key revoked through any of them stops working on all within the poll interval.
+/// Writers of keys take an exclusive lock on the table, so change numbers are committed
+/// in order and a poller never skips one that commits late.
+extension PostgresJournal: KeyStore {
+    private static let grantColumns = "id, secret_sha256, owner, layers, scopes, created_at, revoked_at"
+
+    private func grants(_ result: PostgresQueryResult) throws -> [KeyGrant] {
+        try result.rows.map { row in
+            let (id, hash, owner, layers, scopes, created, revoked) =
+                try row.decode((String, String, String, String, String, String, String?).self)
+            return KeyGrant(id: id, owner: owner, layers: KeyGrant.layers(fromText: layers),
+                            scopes: try KeyScope.parseList(scopes), secretHash: hash, createdAt: created, revokedAt: revoked)
+        }
+    }
+
+    private func nextKeyChange(on c: PostgresConnection) throws -> Int64 {
+        _ = try c.query("LOCK TABLE api_keys IN EXCLUSIVE MODE", logger: logger).wait()
+        let rows = try c.query("SELECT COALESCE(MAX(change), 0) + 1 FROM api_keys", logger: logger).wait()
+        guard let row = rows.rows.first else { throw EngineError.storageUnavailable(reason: "no key change number") }
+        return try row.decode(Int64.self)
+    }
+
+    public func createKey(_ grant: KeyGrant) throws(EngineError) {
+        try transaction { c in
+            let change = try nextKeyChange(on: c)
+            _ = try c.query("""
+                INSERT INTO api_keys (id, secret_sha256, owner, layers, scopes, change)
+                VALUES (\(grant.id), \(grant.secretHash), \(grant.owner), \(grant.layersText), \(grant.scopesText), \(change))
+                """, logger: logger).wait()
+        }
+    }
+
+    public func keys() throws(EngineError) -> [KeyGrant] {
+        try transaction(readOnly: true) { c in
+            try grants(try c.query(PostgresQuery(unsafeSQL: "SELECT \(Self.grantColumns) FROM api_keys ORDER BY created_at, id"),
+                                   logger: logger).wait())
+        }
+    }
+
+    public func revokeKey(id: String) throws(EngineError) -> Bool {
+        try transaction { c -> Bool in
+            let change = try nextKeyChange(on: c)
+            _ = try c.query("""
+                UPDATE api_keys SET change = \(change),
+                    revoked_at = to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                WHERE id = \(id) AND revoked_at IS NULL
+                """, logger: logger).wait()
+            return !(try c.query("SELECT 1 FROM api_keys WHERE id = \(id)", logger: logger).wait()).rows.isEmpty
+        }
+    }
+
+    public func keyChanges(after: Int64) throws(EngineError) -> (keys: [KeyGrant], last: Int64) {
+        try transaction(readOnly: true) { c in
+            var query = PostgresQuery(unsafeSQL: "SELECT \(Self.grantColumns) FROM api_keys WHERE change > $1 ORDER BY change")
+            query.binds.append(after)
+            let changed = try grants(try c.query(query, logger: logger).wait())
+            let rows = try c.query("SELECT COALESCE(MAX(change), 0) FROM api_keys", logger: logger).wait()
+            let last = try rows.rows.first?.decode(Int64.self) ?? 0
+            return (changed, max(after, last))
+        }
     }
 }

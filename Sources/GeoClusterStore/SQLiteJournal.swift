@@ -70,6 +70,21 @@ public final class SQLiteJournal: LayerJournal {
                 CREATE INDEX changes_by_layer ON changes(layer, sequence);
                 """)
         }
+        migrator.registerMigration("v2: api_keys") { db in
+            try db.execute(sql: """
+                CREATE TABLE api_keys (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    secret_sha256 TEXT NOT NULL,
+                    owner TEXT NOT NULL,
+                    layers TEXT NOT NULL,
+                    scopes TEXT NOT NULL,
+                    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+                    revoked_at TEXT,
+                    change INTEGER NOT NULL
+                );
+                CREATE INDEX api_keys_by_change ON api_keys(change);
+                """)
+        }
         return migrator
     }
 
@@ -118,6 +133,23 @@ public final class SQLiteJournal: LayerJournal {
     public func entries(layer: String, after sequence: Int64) throws(EngineError) -> [JournalEntry] {
         try run { () throws -> [JournalEntry] in
             try pool.read { db in try Self.entries(layer, after: sequence, in: db) }
+        }
+    }
+
+    // MARK: Statements (keys: KeyStore)
+
+    /// Each creation or revocation takes the next `change` number inside the write
+    /// transaction, which SQLite serialises, so numbers are committed in order.
+    static func nextKeyChange(in db: Database) throws -> Int64 {
+        (try Int64.fetchOne(db, sql: "SELECT MAX(change) FROM api_keys") ?? 0) + 1
+    }
+
+    static func grants(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [KeyGrant] {
+        try Row.fetchAll(db, sql: """
+            SELECT id, secret_sha256, owner, layers, scopes, created_at, revoked_at FROM api_keys \(sql)
+            """, arguments: arguments).map { row in
+            KeyGrant(id: row[0], owner: row[2], layers: KeyGrant.layers(fromText: row[3]),
+                     scopes: try KeyScope.parseList(row[4]), secretHash: row[1], createdAt: row[5], revokedAt: row[6])
         }
     }
 
@@ -174,7 +206,7 @@ public final class SQLiteJournal: LayerJournal {
     // MARK: Errors
 
     /// Runs `body` in one immediate transaction, committed when it returns.
-    private func write<T>(_ body: (Database) throws -> T) throws(EngineError) -> T {
+    func write<T>(_ body: (Database) throws -> T) throws(EngineError) -> T {
         try run { () throws -> T in
             try pool.writeWithoutTransaction { db in
                 var result: T?
@@ -186,6 +218,11 @@ public final class SQLiteJournal: LayerJournal {
                 return result
             }
         }
+    }
+
+    /// Runs `body` in one read transaction (a consistent snapshot).
+    func read<T>(_ body: (Database) throws -> T) throws(EngineError) -> T {
+        try run { () throws -> T in try pool.read { db in try body(db) } }
     }
 
     private func run<T>(_ body: () throws -> T) throws(EngineError) -> T {
@@ -204,5 +241,38 @@ public final class SQLiteJournal: LayerJournal {
             return .storageUnavailable(reason: "\(path): \(error.message ?? "SQLite error \(error.resultCode.rawValue)")")
         }
         return .storageUnavailable(reason: "\(path): \(error)")
+    }
+}
+
+extension SQLiteJournal: KeyStore {
+    public func createKey(_ grant: KeyGrant) throws(EngineError) {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO api_keys (id, secret_sha256, owner, layers, scopes, change) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [grant.id, grant.secretHash, grant.owner, grant.layersText, grant.scopesText,
+                                 try Self.nextKeyChange(in: db)])
+        }
+    }
+
+    public func keys() throws(EngineError) -> [KeyGrant] {
+        try read { db in try Self.grants(db, sql: "ORDER BY created_at, id") }
+    }
+
+    public func revokeKey(id: String) throws(EngineError) -> Bool {
+        try write { db -> Bool in
+            try db.execute(sql: """
+                UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), change = ?
+                WHERE id = ? AND revoked_at IS NULL
+                """, arguments: [try Self.nextKeyChange(in: db), id])
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM api_keys WHERE id = ?", arguments: [id]) ?? 0 > 0
+        }
+    }
+
+    public func keyChanges(after: Int64) throws(EngineError) -> (keys: [KeyGrant], last: Int64) {
+        try read { db in
+            let grants = try Self.grants(db, sql: "WHERE change > ? ORDER BY change", arguments: [after])
+            let last = try Int64.fetchOne(db, sql: "SELECT MAX(change) FROM api_keys") ?? 0
+            return (grants, max(after, last))
+        }
     }
 }

@@ -17,10 +17,11 @@ struct Serve: AsyncParsableCommand {
             /v1/layers/{layer}/points?bbox=w,s,e,n, /v1/layers/{layer}/points/{id}, /v1/reachable, /v1/stations, /v1/project, \
             /healthz, /readyz, /metrics; \
             POST /v1/query with JSON lines; POST, PUT, DELETE /v1/layers/{layer}/points[/{id}] \
-            to write live layers; GET / is a map viewer (see docs/PROTOCOL.md and docs/HTTP.md).
+            to write live layers (with --keys, writes need "Authorization: Bearer <key>", keys made with \
+            geo-cluster keys); GET / is a map viewer (see docs/PROTOCOL.md and docs/HTTP.md).
             The environment variables GEO_CLUSTER_HOST, GEO_CLUSTER_PORT, GEO_CLUSTER_DATA, \
-            GEO_CLUSTER_STORE and GEO_CLUSTER_CORS_ORIGINS stand in for --host, --port, --data, \
-            --store and --cors-origins when those are not given.
+            GEO_CLUSTER_STORE, GEO_CLUSTER_CORS_ORIGINS and GEO_CLUSTER_KEYS stand in for --host, --port, \
+            --data, --store, --cors-origins and --keys when those are not given.
             """)
 
     @OptionGroup var layers: LayerSourceOptions
@@ -62,6 +63,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
+    @Option(help: ArgumentHelp("""
+        Which requests need an API key (Authorization: Bearer <key>; keys are made with geo-cluster keys \
+        and live in --store): off, writes (queries stay open) or all (default: $GEO_CLUSTER_KEYS, else off).
+        """, valueName: "off|writes|all"))
+    var keys: String?
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel): expected trace, debug, info, notice, warning, error or critical")
@@ -75,6 +82,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard concurrentBatches > 0 else {
             throw ValidationError("--concurrent-batches \(concurrentBatches): expected 1 or more")
+        }
+        if let keys, KeyRequirement(rawValue: keys) == nil {
+            throw ValidationError("--keys \(keys): expected off, writes or all")
         }
         guard maxQueryBodyBytes > 0 else {
             throw ValidationError("--max-query-body-bytes \(maxQueryBodyBytes): expected 1 or more")
@@ -106,12 +116,25 @@ struct Serve: AsyncParsableCommand {
         if let postgres = store as? PostgresJournal {
             feed = ChangeFeed(journal: postgres, layers: engine.entries.compactMap(\.store), logger: logger)
         }
+        // API keys live in the store; the ring follows it (keys created or revoked by any
+        // process on the store) once a second.
+        let keyRequirement = KeyRequirement(rawValue: keys ?? environment["GEO_CLUSTER_KEYS"] ?? "off") ?? .off
+        var keyRing: KeyRing?
+        if keyRequirement != .off {
+            guard let keyStore = store as? any KeyStore else {
+                throw ValidationError("--keys \(keyRequirement.rawValue) needs --store, where the keys live")
+            }
+            keyRing = try KeyRing(store: keyStore)
+            logger.notice("API keys required for \(keyRequirement == .all ? "every query and write" : "writes") (\(keyRing?.count ?? 0) keys in the store)")
+        } else if store != nil, !["127.0.0.1", "::1", "localhost"].contains(host) {
+            logger.warning("listening on \(host) with --keys off: anyone who reaches it may write (see --keys)")
+        }
         let origins = AllowedOrigins(parsing: corsOrigins ?? environment["GEO_CLUSTER_CORS_ORIGINS"] ?? "*")
         let api = GeoClusterAPI(engine: engine, maxQueryBodyBytes: maxQueryBodyBytes,
                                 maxBatchAnswerBytes: maxBatchAnswerBytes > 0 ? maxBatchAnswerBytes : nil,
                                 concurrentBatches: concurrentBatches,
                                 responsePolicy: ResponsePolicy(cacheMaxAgeSeconds: cacheMaxAge),
-                                allowedOrigins: origins,
+                                allowedOrigins: origins, keyRequirement: keyRequirement, keyRing: keyRing,
                                 notReadyReason: { [feed] in feed?.notReadyReason })
         let limits = ServerLimits(idleTimeoutSeconds: idleTimeout > 0 ? idleTimeout : nil,
                                   maxConnections: maxConnections > 0 ? maxConnections : nil,
@@ -119,7 +142,9 @@ struct Serve: AsyncParsableCommand {
         let application = api.makeApplication(host: host, port: port, limits: limits, logger: logger)
         // Shut down in reverse order: the server stops taking requests before the feed stops.
         let services = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: (feed.map { [$0] } ?? []) + [application], gracefulShutdownSignals: [.sigterm, .sigint],
+            services: (feed.map { [$0] } ?? []) + (keyRing.map { [KeyRefresh(ring: $0, logger: logger)] } ?? [])
+                + [application],
+            gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await services.run()
     }
@@ -141,6 +166,42 @@ struct Serve: AsyncParsableCommand {
     private static func checkPort(_ port: Int, source: String) throws {
         guard (0...65_535).contains(port) else {
             throw ValidationError("\(source) \(port): expected a port number in 0...65535")
+        }
+    }
+}
+
+/// Brings a ``KeyRing`` up to date with its store once a second, as a service of the
+/// server's `ServiceGroup`. The store's I/O runs on a queue of its own, never on one of
+/// Swift concurrency's threads. A failed refresh keeps the keys known so far and is
+/// logged once until one succeeds again.
+final class KeyRefresh: Service {
+    let ring: KeyRing
+    let logger: Logger
+    let interval: Duration
+    private let queue = DispatchQueue(label: "geo-cluster.keys")
+
+    init(ring: KeyRing, logger: Logger, interval: Duration = .seconds(1)) {
+        self.ring = ring
+        self.logger = logger
+        self.interval = interval
+    }
+
+    func run() async throws {
+        var failing = false
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: interval)
+            let error = await withCheckedContinuation { (continuation: CheckedContinuation<EngineError?, Never>) in
+                queue.async { [ring] in
+                    do throws(EngineError) {
+                        try ring.refresh()
+                        continuation.resume(returning: nil)
+                    } catch {
+                        continuation.resume(returning: error)
+                    }
+                }
+            }
+            if let error, !failing { logger.warning("API keys could not be refreshed from the store: \(error)") }
+            failing = error != nil
         }
     }
 }

@@ -7,7 +7,7 @@ import GeoClusterWire
 struct LayerRecordTests {
     static let sighting: JSONObject = [
         "id": "s7", "lon": 126.9, "lat": 37.5, "species": "Grus monacha", "count": 3,
-        "observed_at": "2024-02-29T23:30:00+09:00", "properties": ["site": "순천만", "observer_id": "obs-1"],
+        "observed_at": "2024-02-29T23:30:00+09:00", "observer_id": "obs-1", "properties": ["site": "순천만", "visit": 2],
     ]
     static let place: JSONObject = [
         "id": 12, "lon": 129.0, "lat": 35.1, "name": "부산 카페 1", "category": "cafe", "dwell_minutes": 30,
@@ -45,7 +45,7 @@ struct LayerRecordTests {
         #expect(record.fields == .sighting(species: "Grus monacha", count: 3, observedAt: observedAt))
         // Kind fields first in schema order, then the free-form members in their order.
         #expect(record.feature.jsonString == #"{"type":"Feature","id":"s7","geometry":{"type":"Point","coordinates":[126.9,37.5]},"#
-                + #""properties":{"species":"Grus monacha","count":3,"observed_at":"2024-02-29T23:30:00+09:00","site":"순천만","observer_id":"obs-1"}}"#)
+                + #""properties":{"species":"Grus monacha","count":3,"observed_at":"2024-02-29T23:30:00+09:00","observer_id":"obs-1","site":"순천만","visit":2}}"#)
     }
 
     @Test func aGeoJSONFeatureIsKeptAsGiven() throws {

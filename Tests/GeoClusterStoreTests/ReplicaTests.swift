@@ -17,10 +17,10 @@ struct ReplicaTests {
         let process: Process
         let port: Int
 
-        init(store: String, seed: URL) throws {
+        init(store: String, seed: URL, arguments: [String] = []) throws {
             port = try freePort()
             process = try GeoClusterExecutable.start(["serve", "--store", store, "--layer-file", "sightings:birds=\(seed.path)",
-                                                      "--port", "\(port)", "--log-level", "error"])
+                                                      "--port", "\(port)", "--log-level", "error"] + arguments)
         }
 
         /// Waits until `/readyz` answers 200.
@@ -55,11 +55,12 @@ struct ReplicaTests {
             return try JSONValue.parse(Array(first.utf8))
         }
 
-        func http(_ method: String, _ path: String, body: String? = nil) throws -> (status: Int, body: String) {
+        func http(_ method: String, _ path: String, body: String? = nil,
+                  headers: [String] = []) throws -> (status: Int, body: String) {
             let curl = Process()
             curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
             curl.arguments = ["-s", "-m", "10", "-X", method, "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]
-                + (body == nil ? [] : ["--data-binary", "@-"])
+                + (body == nil ? [] : ["--data-binary", "@-"]) + headers.flatMap { ["-H", $0] }
             let input = Pipe(), output = Pipe()
             curl.standardInput = input
             curl.standardOutput = output
@@ -89,17 +90,23 @@ struct ReplicaTests {
         return false
     }
 
-    @Test func replicasOnOneDatabaseShareEveryAcknowledgedWrite() throws {
+    /// A throwaway PostgreSQL cluster for replicas that curl talks to, or `nil` (with the
+    /// reason printed) when PostgreSQL or curl is not installed.
+    static func clusterForReplicas() throws -> PostgresCluster? {
         if let reason = PostgresCluster.unavailableReason {
             print("skipped: \(reason)")
-            return
+            return nil
         }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
             print("skipped: curl not found")
-            return
+            return nil
         }
         signal(SIGPIPE, SIG_IGN)
-        let cluster = try PostgresCluster()
+        return try PostgresCluster()
+    }
+
+    @Test func replicasOnOneDatabaseShareEveryAcknowledgedWrite() throws {
+        guard let cluster = try Self.clusterForReplicas() else { return }
         defer { cluster.stop() }
         try cluster.createDatabase("replicas")
         let store = cluster.url("replicas")

@@ -1,0 +1,167 @@
+import Testing
+import GeoCluster
+import GeoClusterWire
+@testable import GeoClusterEngine
+
+/// The rules of API keys and owners, as the engine applies them to every transport that
+/// authenticates (HTTP): scopes and layers of a key, the owner stamped on a sighting, and
+/// records that only their owner or an admin may change. A refused request changes nothing.
+struct KeysAndOwnersTests {
+    static func key(_ owner: String, _ scopes: Set<KeyScope> = [.read, .write], layers: Set<String>? = nil) -> Caller {
+        .key(KeyGrant(id: "id-\(owner)", owner: owner, layers: layers, scopes: scopes, secretHash: ""))
+    }
+
+    static let alice = key("alice"), bob = key("bob"), admin = key("ops", [.admin])
+
+    /// A sightings layer with one sighting of alice's, one without an owner, one of a
+    /// sensitive species by alice, and a places layer.
+    static func engine() throws -> Engine {
+        let sightings = try [
+            #"{"id":"a1","lon":127.0,"lat":37.5,"species":"Ardea alba","count":2,"observed_at":"2025-05-01T06:30:00+09:00","observer_id":"alice"}"#,
+            #"{"id":"n1","lon":127.1,"lat":37.6,"species":"Ardea alba","count":1,"observed_at":"2025-05-02T06:30:00+09:00"}"#,
+            #"{"id":"s1","lon":126.6543,"lat":37.4321,"species":"Calidris pygmaea","count":1,"observed_at":"2025-05-03T06:30:00+09:00","observer_id":"alice"}"#,
+        ].enumerated().map { i, text in
+            try LayerRecord(json: try JSONValue.parse(text), kind: .sightings, layer: "sightings", index: i)
+        }
+        let places = try LayerRecord(json: try JSONValue.parse(#"{"id":"p1","lon":127,"lat":37.5,"name":"P","category":"cafe"}"#),
+                                     kind: .places, layer: "places", index: 0)
+        return try Engine(entries: [
+            .live(LiveLayerStore(try LiveLayer(name: "sightings", kind: .sightings, records: sightings,
+                                               sensitiveSpecies: ["Calidris pygmaea"]))),
+            .live(LiveLayerStore(try LiveLayer(name: "places", kind: .places, records: [places]))),
+        ])
+    }
+
+    static func request(_ text: String) throws -> Request { try Request(json: try JSONValue.parse(text)) }
+
+    static func sighting(_ id: String, observer: String? = nil) -> String {
+        #"{"id":"\#(id)","lon":127.2,"lat":37.4,"species":"Ardea alba","count":1,"observed_at":"2025-06-01T07:00:00+09:00""#
+            + (observer.map { #","observer_id":"\#($0)""# } ?? "") + "}"
+    }
+
+    static func failure(_ engine: Engine, _ text: String, by caller: Caller) async throws -> EngineError? {
+        let parsed = try request(text)
+        do throws(EngineError) {
+            _ = try await engine.perform(parsed, by: caller)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The layer's version and the ids it holds: what must not change after a refusal.
+    static func state(_ engine: Engine) throws -> (Int, Set<String>) {
+        let layer = try #require(engine.entries.first { $0.name == "sightings" }?.store).layer
+        let ids = ["a1", "n1", "s1", "k1", "k2"].filter { layer.record(idKey: $0) != nil }
+        return (layer.version, Set(ids))
+    }
+
+    @Test func writesWithoutAKeyOrTheRightScopeOrLayerAreRefusedAndChangeNothing() async throws {
+        let engine = try Self.engine()
+        let before = try Self.state(engine)
+        let insert = #"{"op":"insert","layer":"sightings","records":[\#(Self.sighting("k1"))]}"#
+        #expect(try await Self.failure(engine, insert, by: .anonymous)?.code == "unauthorized")
+        #expect(try await Self.failure(engine, insert, by: Self.key("reader", [.read]))?.code == "forbidden")
+        #expect(try await Self.failure(engine, insert, by: Self.key("elsewhere", [.write], layers: ["places"]))?.code == "forbidden")
+        #expect(try await Self.failure(engine, #"{"op":"delete","layer":"sightings","ids":["a1"]}"#, by: .anonymous)?.code
+                == "unauthorized")
+        #expect(try Self.state(engine) == before)
+        // Queries: open to anonymous callers, refused to a key without the layer.
+        let clusters = #"{"op":"clusters","layer":"sightings","bbox":[120,30,135,45],"zoom":3}"#
+        #expect(try await Self.failure(engine, clusters, by: .anonymous) == nil)
+        #expect(try await Self.failure(engine, clusters, by: Self.key("elsewhere", [.read], layers: ["places"]))?.code == "forbidden")
+        #expect(try await Self.failure(engine, clusters, by: Self.alice) == nil)
+    }
+
+    @Test func aSightingWrittenWithAKeyBelongsToItsOwner() async throws {
+        let engine = try Self.engine()
+        let answer = try await engine.perform(try Self.request(
+            #"{"op":"insert","layer":"sightings","records":[\#(Self.sighting("k1")),\#(Self.sighting("k2", observer: "bob"))]}"#),
+            by: Self.bob)
+        #expect(answer["applied"] == 2)
+        let got = try engine.execute(try Self.request(#"{"op":"get","layer":"sightings","ids":["k1","k2"]}"#))
+        #expect(got["features"]?[0]?["properties"]?["observer_id"] == "bob")
+        #expect(got["features"]?[1]?["properties"]?["observer_id"] == "bob")
+
+        // Naming another observer fails the whole batch: the first record is not applied either.
+        let before = try Self.state(engine)
+        let error = try await Self.failure(
+            engine, #"{"op":"upsert","layer":"sightings","records":[\#(Self.sighting("k3")),\#(Self.sighting("k4", observer: "alice"))]}"#,
+            by: Self.bob)
+        #expect(error?.code == "not_owner")
+        #expect(error?.field == "records[1].observer_id")
+        #expect(try Self.state(engine) == before)
+        #expect(try await Self.failure(engine, #"{"op":"get","layer":"sightings","ids":["k3"]}"#, by: .trusted)?.code == "unknown_id")
+    }
+
+    @Test func onlyTheOwnerOrAnAdminChangesOrDeletesARecord() async throws {
+        let engine = try Self.engine()
+        let before = try Self.state(engine)
+        let delete = #"{"op":"delete","layer":"sightings","ids":["a1"]}"#
+        let move = #"{"op":"upsert","layer":"sightings","records":[\#(Self.sighting("a1"))]}"#
+        let bobsDelete = try await Self.failure(engine, delete, by: Self.bob)
+        #expect(bobsDelete?.code == "not_owner")
+        #expect(bobsDelete?.field == "ids[0]")
+        #expect(bobsDelete?.category == .forbidden)
+        #expect(try await Self.failure(engine, move, by: Self.bob)?.code == "not_owner")
+        // A record without an owner is an admin's to change.
+        #expect(try await Self.failure(engine, #"{"op":"delete","layer":"sightings","ids":["n1"]}"#, by: Self.alice)?.code
+                == "not_owner")
+        #expect(try Self.state(engine) == before)
+
+        #expect(try await Self.failure(engine, move, by: Self.alice) == nil)
+        #expect(try await Self.failure(engine, delete, by: Self.alice) == nil)
+        #expect(try await Self.failure(engine, #"{"op":"delete","layer":"sightings","ids":["n1","s1"]}"#, by: Self.admin) == nil)
+        #expect(try Self.state(engine).1.isEmpty)
+    }
+
+    @Test func keysOfOtherLayersAreNotOwners() async throws {
+        // Places have no owner: any key with write scope on the layer changes them.
+        let engine = try Self.engine()
+        #expect(try await Self.failure(engine, #"{"op":"delete","layer":"places","ids":["p1"]}"#, by: Self.bob) == nil)
+    }
+
+    @Test func theObserverFilterListsOneUsersSightings() throws {
+        let engine = try Self.engine()
+        let mine = try engine.execute(try Self.request(
+            #"{"op":"list","layer":"sightings","bbox":[120,30,135,45],"observer":"alice","limit":100}"#))
+        #expect(Set((mine["features"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }) == ["a1", "s1"])
+        #expect(mine["total"] == 2)
+        let clusters = try engine.execute(try Self.request(
+            #"{"op":"clusters","layer":"sightings","bbox":[120,30,135,45],"zoom":0,"observer":"nobody"}"#))
+        #expect(clusters["features"]?.arrayValue?.isEmpty == true)
+        #expect(throws: EngineError.self) {
+            try engine.execute(try Self.request(#"{"op":"list","layer":"places","bbox":[120,30,135,45],"observer":"alice"}"#))
+        }
+    }
+
+    @Test func aSensitiveSightingIsExactOnlyForItsOwnerAndAdmins() throws {
+        let engine = try Self.engine()
+        let get = try Self.request(#"{"op":"get","layer":"sightings","ids":["s1"]}"#)
+        func position(_ caller: Caller) throws -> [Double] {
+            let feature = try engine.execute(get, by: caller)["features"]?[0]
+            return (feature?["geometry"]?["coordinates"]?.arrayValue ?? []).compactMap(\.doubleValue)
+        }
+        let exact = [126.6543, 37.4321]
+        #expect(try position(Self.alice) == exact)
+        #expect(try position(Self.admin) == exact)
+        for stranger in [Self.bob, .anonymous, .trusted] {
+            let shown = try position(stranger)
+            #expect(shown != exact)
+            #expect(shown.count == 2 && abs(shown[0] - 126.65) < 1e-9 && abs(shown[1] - 37.45) < 1e-9)
+        }
+        // The observer filter does not reveal it either: lists are generalised for everyone.
+        let list = try engine.execute(try Self.request(
+            #"{"op":"list","layer":"sightings","bbox":[120,30,135,45],"observer":"alice","limit":100}"#), by: Self.alice)
+        #expect(!list.jsonString.contains("126.6543"))
+    }
+
+    @Test func observerIDIsCheckedOnEveryRecord() throws {
+        for bad in [#""""#, "7", String(repeating: "x", count: LayerRecord.maxObserverIDLength + 1).debugDescription] {
+            let text = #"{"id":"x","lon":127,"lat":37,"species":"Ardea alba","count":1,"observed_at":"2025-06-01T07:00:00+09:00","observer_id":\#(bad)}"#
+            #expect(throws: EngineError.self) {
+                try LayerRecord(json: try JSONValue.parse(text), kind: .sightings, layer: "sightings", index: 0)
+            }
+        }
+    }
+}
