@@ -13,6 +13,8 @@ import Synchronization
 ///   sightings layer of 1M points while another thread keeps asking for viewports of it
 ///   (the 200 viewports of the clustering benchmarks, answered as bytes as the transports
 ///   write them);
+/// - the same viewports with a key check, and with two species sensitive
+///   (KeysAndSensitiveSpecies.swift);
 /// - `reachable` from the stations of the sample data in Data/: straight-line walks over
 ///   100,000 generated places around Korean stations, and walks over the pedestrian
 ///   network of central Helsinki.
@@ -49,6 +51,8 @@ let benchmarks: @Sendable () -> Void = {
             try fixture.engine.encode(.clusters(layer: "sightings", bbox: view.bbox, zoom: view.zoom), into: &output)
         }
     }
+
+    keysAndSensitiveSpeciesBenchmarks()
 
     let reachable = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal, .throughput],
                                             warmupIterations: 50, maxDuration: .seconds(10), maxIterations: 5_000)
