@@ -92,6 +92,10 @@ include-operation-id = "nearby"
 parameters = { "path.layer" = "places" }
 
 [[operations]]
+include-operation-id = "species"
+parameters = { "path.layer" = "sightings" }
+
+[[operations]]
 include-operation-id = "stations"
 parameters = { "query.stations_layer" = "stations" }
 
@@ -101,7 +105,7 @@ parameters = { "path.layer" = "places" }
 EOF
 
 # The server: in-memory layers only (no store), on a port the kernel picks.
-env -u GEO_CLUSTER_STORE -u GEO_CLUSTER_CORS_ORIGINS \
+env -u GEO_CLUSTER_STORE -u GEO_CLUSTER_CORS_ORIGINS -u GEO_CLUSTER_KEYS \
   "$binary" serve --data "$root/Data" --host 127.0.0.1 --port 0 --idle-timeout 0 2>"$scratch/server.log" &
 server_pid=$!
 port=

@@ -33,6 +33,14 @@ public struct LiveClusterIndex: Sendable {
     let groupCache = GroupCache()
     public private(set) var count = 0
 
+    /// Points and summed weights of one partition, from the root of its quadtree; `nil`
+    /// in an index that keeps no tree per partition. A partition without points is (0, 0).
+    public func totals(ofPartition partition: Int) -> (count: Int, weight: Int)? {
+        guard partitioned else { return nil }
+        guard trees.indices.contains(partition) else { return (0, 0) }
+        return (trees[partition].aggregate.count, trees[partition].aggregate.weight)
+    }
+
     /// Partitions are small integers; the bound keeps per-query arrays small.
     public static let maxPartitions = 1 << 16
 

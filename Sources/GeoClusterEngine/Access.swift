@@ -131,6 +131,7 @@ extension Request {
         case let .nearby(query): [query.layer]
         case let .reachable(query): [query.layer, query.stationsLayer]
         case let .stations(query): [query.stationsLayer]
+        case let .species(layer, _): [layer]
         }
     }
 }

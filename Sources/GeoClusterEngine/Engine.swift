@@ -154,6 +154,9 @@ public final class Engine: Sendable {
         case let .stations(query):
             return try stations(query)
 
+        case let .species(name, language):
+            return try species(of: name, language: language)
+
         case .clusters, .children, .leaves, .list, .tile:
             return try layerAnswer(request).value
 
@@ -170,7 +173,7 @@ public final class Engine: Sendable {
         switch request {
         case .clusters, .children, .leaves, .list, .tile:
             try layerAnswer(request).encode(into: &output)
-        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations, .expansionZoom:
+        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations, .species, .expansionZoom:
             try execute(request).encode(into: &output)
         }
     }
@@ -195,7 +198,7 @@ public final class Engine: Sendable {
             try checkSize(tile.features.count)
             let value = tileObject(address, extent: tile.extent, features: tile.geoJSONVTFeatures)
             return LayerAnswer(featureCount: tile.features.count) { value.encode(into: &$0) }
-        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations, .expansionZoom:
+        case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations, .species, .expansionZoom:
             preconditionFailure("not a layer query")
         }
         try checkSize(answer.featureCount)

@@ -37,6 +37,8 @@ public enum Request: Sendable, Equatable {
     case get(layer: String, ids: [JSONValue])
     /// Stations by name, line or position.
     case stations(StationQuery)
+    /// The species of a sightings layer with their names and totals (`Engine+Species.swift`).
+    case species(layer: String, language: NameLanguage?)
 
     /// The changes of one `insert`, `upsert` or `delete` request, not yet validated
     /// against the layer's schema (that needs the layer's kind).
@@ -54,7 +56,8 @@ public enum Request: Sendable, Equatable {
 
     /// The operation names of the wire protocols.
     public static let operations = ["layers", "stats", "clusters", "children", "leaves", "list", "expansion_zoom", "tile",
-                                    "insert", "upsert", "delete", "project", "nearby", "reachable", "get", "stations"]
+                                    "insert", "upsert", "delete", "project", "nearby", "reachable", "get", "stations",
+                                    "species"]
 
     /// Most records or ids in one write request.
     public static let maxBatchSize = 10_000
@@ -131,6 +134,8 @@ public enum Request: Sendable, Equatable {
             self = .get(layer: layer, ids: ids)
         case "stations":
             self = .stations(try StationQuery(reading: &fields))
+        case "species":
+            self = .species(layer: try fields.string("layer"), language: try NameLanguage.read(&fields))
         default:
             throw .unknownOperation(op)
         }

@@ -206,6 +206,10 @@ extension Endpoint {
                         Parameter(name: "dwell_minutes", kind: .list(numeric: false)),
                         Parameter(name: "bbox", kind: .numbers(count: 4, names: "west,south,east,north")),
                         Parameter(name: "zoom", kind: .number)]),
+        // A sightings layer's species with their names, for pickers and to name the
+        // scientific names of answers; `lang` (or Accept-Language) names and orders them.
+        Endpoint("/v1/layers/{layer}/species", op: "species", path: [layer],
+                 query: [Parameter(name: "lang", kind: .string)]),
         Endpoint("/v1/stations", op: "stations",
                  query: ["stations_layer", "q", "line"].map { Parameter(name: $0, kind: .string) }
                      + ["lon", "lat", "limit"].map { Parameter(name: $0, kind: .number) }),
