@@ -288,7 +288,7 @@ public final class Engine: Sendable {
             let checklist = store.layer.speciesChecklist
             for (i, given) in records.enumerated() {
                 var json = given
-                if let checklist { json = try Self.namingScientifically(json, checklist, layer: name, index: i) }
+                if let checklist { json = try checklist.namingScientifically(json, layer: name, index: i) }
                 if let owner { json = try Self.owned(json, by: owner, layer: name, index: i) }
                 let record = try LayerRecord(json: json, kind: kind, layer: name, index: i)
                 changes.append(isInsert ? .insert(record) : .upsert(record))
@@ -303,29 +303,6 @@ public final class Engine: Sendable {
             }
         }
         return (op, changes)
-    }
-
-    /// A sighting whose species is given by any name of the checklist, with the scientific
-    /// name in its place; `unknown_species` for a name the checklist does not have. Other
-    /// mistakes are left for the record's own checks.
-    private static func namingScientifically(_ json: JSONValue, _ checklist: SpeciesChecklist, layer: String,
-                                             index: Int) throws(EngineError) -> JSONValue {
-        guard var object = json.objectValue else { return json }
-        if let name = object["species"]?.stringValue {
-            guard let scientific = checklist.scientificName(name) else {
-                throw .unknownSpecies(field: "records[\(index)].species", layer: layer, name: name)
-            }
-            if scientific != name { object["species"] = .string(scientific) }
-        } else if var properties = object["properties"]?.objectValue, let name = properties["species"]?.stringValue {
-            guard let scientific = checklist.scientificName(name) else {
-                throw .unknownSpecies(field: "records[\(index)].species", layer: layer, name: name)
-            }
-            if scientific != name {
-                properties["species"] = .string(scientific)
-                object["properties"] = .object(properties)
-            }
-        }
-        return .object(object)
     }
 
     /// A sighting with `observer_id` set to `owner`: added when absent, `not_owner` when

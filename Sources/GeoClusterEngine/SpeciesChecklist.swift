@@ -75,4 +75,27 @@ public struct SpeciesChecklist: Sendable, Equatable {
     }
 
     static func key(_ name: String) -> String { NameKey.of(name) }
+
+    /// A sighting (flat record or GeoJSON Feature) whose species is given by any name of
+    /// the checklist, with the scientific name in its place; `unknown_species` (naming
+    /// `records[index].species`) for a name the checklist does not have. Other mistakes
+    /// are left for the record's own checks. What writes and imports apply.
+    public func namingScientifically(_ json: JSONValue, layer: String, index: Int) throws(EngineError) -> JSONValue {
+        guard var object = json.objectValue else { return json }
+        if let name = object["species"]?.stringValue {
+            guard let scientific = scientificName(name) else {
+                throw .unknownSpecies(field: "records[\(index)].species", layer: layer, name: name)
+            }
+            if scientific != name { object["species"] = .string(scientific) }
+        } else if var properties = object["properties"]?.objectValue, let name = properties["species"]?.stringValue {
+            guard let scientific = scientificName(name) else {
+                throw .unknownSpecies(field: "records[\(index)].species", layer: layer, name: name)
+            }
+            if scientific != name {
+                properties["species"] = .string(scientific)
+                object["properties"] = .object(properties)
+            }
+        }
+        return .object(object)
+    }
 }

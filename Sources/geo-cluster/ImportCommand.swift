@@ -121,9 +121,15 @@ struct ImportCommand: ParsableCommand {
                 throw ValidationError("--crs \(crs): \(error.description)")
             }
         }
+        // A sightings layer that the directory's manifest lists with a species checklist
+        // takes species by any of their names, stored by the scientific one.
+        var checklist: SpeciesChecklist?
+        if FileManager.default.fileExists(atPath: data + "/" + LayerCatalog.manifestName) {
+            checklist = try LayerCatalog.specs(directory: data).first { $0.name == layer }?.speciesChecklist
+        }
         let options = ImportOptions(layer: layer, kind: LayerKind(rawValue: kind.rawValue) ?? .points,
                                     format: try resolvedFormat(), crs: sourceCRS, columns: columns,
-                                    skipInvalid: skipInvalid)
+                                    skipInvalid: skipInvalid, speciesChecklist: checklist)
         let importer = try Importer(options: options)
         var input = try ByteChunkReader(path: file)
         var reporter = ProgressReporter(toTerminal: isatty(2) == 1, every: progressEvery)

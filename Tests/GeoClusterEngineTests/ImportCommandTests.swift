@@ -60,6 +60,42 @@ struct ImportCommandTests {
         #expect(names == ["East", "Seoul, main"])
     }
 
+    /// Into a sightings layer that the manifest lists with a species checklist, species
+    /// by any of their names are stored by their scientific name, and a species not on the
+    /// checklist is an issue of its line, with nothing written.
+    @Test func importIntoALayerWithAChecklistNamesSpeciesScientifically() throws {
+        let work = try Self.temporaryDirectory()
+        let data = work.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        try #"{"species":[{"scientific":"Grus japonensis","ko":"두루미","en":"Red-crowned Crane"}]}"#
+            .write(to: data.appendingPathComponent("species.json"), atomically: true, encoding: .utf8)
+        try #"{"layers":[{"name":"birds","kind":"sightings","file":"birds.geojson","species_checklist":"species.json"}]}"#
+            .write(to: data.appendingPathComponent("layers.json"), atomically: true, encoding: .utf8)
+        try #"{"type":"FeatureCollection","features":[]}"#
+            .write(to: data.appendingPathComponent("birds.geojson"), atomically: true, encoding: .utf8)
+        let csv = work.appendingPathComponent("birds.csv")
+        let arguments = ["import", "--layer", "birds", "--kind", "sightings", "--data", data.path, csv.path]
+
+        try "id,lon,lat,species,count,observed_at\n"
+            .appending("a,127,37.5,두루미,2,2025-01-05T07:00:00+09:00\n")
+            .appending("b,127.1,37.5,Dodo,1,2025-01-05T07:00:00+09:00\n")
+            .write(to: csv, atomically: true, encoding: .utf8)
+        let (failed, _, failedErrors) = try run(arguments)
+        #expect(failed == 1)
+        #expect(failedErrors.contains(#"line 3 (id "b"): field "species": "Dodo" is not on the layer's species checklist"#),
+                "\(failedErrors)")
+
+        try "id,lon,lat,species,count,observed_at\n"
+            .appending("a,127,37.5,두루미,2,2025-01-05T07:00:00+09:00\n")
+            .appending("b,127.1,37.5,red-crowned crane,1,2025-01-05T07:00:00+09:00\n")
+            .write(to: csv, atomically: true, encoding: .utf8)
+        let (status, _, errors) = try run(arguments)
+        #expect(status == 0, "\(errors)")
+        let written = try String(contentsOf: data.appendingPathComponent("birds.geojson"), encoding: .utf8)
+        #expect(written.components(separatedBy: #""species":"Grus japonensis""#).count == 3, "\(written)")
+        #expect(!written.contains("두루미"))
+    }
+
     @Test func badFlagsAreRefusedBeforeReading() throws {
         let work = try Self.temporaryDirectory()
         let (status, _, errors) = try run(["import", "--layer", "x", "--kind", "places", "--data", work.path,

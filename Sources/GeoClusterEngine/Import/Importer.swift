@@ -38,9 +38,14 @@ public struct ImportOptions: Sendable {
     public var skipInvalid: Bool
     /// How many issues ``ImportResult/issues`` lists; the count covers all.
     public var maxListedIssues: Int
+    /// A sightings layer's checklist: species given by any of its names are stored by
+    /// their scientific name, and a species not on it is an issue of its record.
+    public var speciesChecklist: SpeciesChecklist?
 
     public init(layer: String, kind: LayerKind, format: ImportFormat, crs: CRS? = nil,
-                columns: [String: String] = [:], skipInvalid: Bool = false, maxListedIssues: Int = 20) {
+                columns: [String: String] = [:], skipInvalid: Bool = false, maxListedIssues: Int = 20,
+                speciesChecklist: SpeciesChecklist? = nil) {
+        self.speciesChecklist = speciesChecklist
         self.layer = layer
         self.kind = kind
         self.format = format
@@ -238,7 +243,15 @@ private struct ImportRun {
     private mutating func validate(_ json: JSONValue, location: ImportLocation) {
         let record: LayerRecord
         do throws(EngineError) {
+            var json = json
+            if let checklist = options.speciesChecklist, options.kind == .sightings {
+                json = try checklist.namingScientifically(json, layer: options.layer, index: recordsRead - 1)
+            }
             record = try LayerRecord(json: json, kind: options.kind, layer: options.layer, index: recordsRead - 1)
+        } catch let .unknownSpecies(_, _, name) {
+            let id = json["id"].map { $0.jsonString }
+            return reject(ImportIssue(location: location, id: id, field: "species", column: layout?.column(forField: "species"),
+                                      reason: "\(JSONValue.string(name).jsonString) is not on the layer's species checklist (scientific, Korean or English names)"))
         } catch let .invalidRecord(_, _, id, field, reason) {
             return reject(ImportIssue(location: location, id: id, field: field, column: layout?.column(forField: field),
                                       reason: reason))
