@@ -48,18 +48,18 @@ public enum GeoClusterExecutable {
 }
 
 /// Reads a file handle to its end on a thread of its own.
-private final class ReadToEnd: @unchecked Sendable {
+public final class ReadToEnd: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var data = Data()
 
-    init(_ handle: FileHandle) {
+    public init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             data = handle.readDataToEndOfFile()
             done.signal()
         }
     }
 
-    func wait() -> Data {
+    public func wait() -> Data {
         done.wait()
         return data
     }
