@@ -1,3 +1,4 @@
+import Foundation
 import GeoCluster
 
 extension LayerCatalog {
@@ -31,6 +32,13 @@ extension LayerCatalog {
                 layer.speciesChecklist = spec.speciesChecklist
                 return .live(LiveLayerStore(layer, journal: journal, sequence: stored.sequence))
             }
+        }
+        // Neither in this store nor as a file: `import --store` wrote it into another store.
+        guard FileManager.default.fileExists(atPath: spec.path) else {
+            throw .invalidLayerSource(path: spec.path, reason: """
+                is missing, and the store \(journal.location) does not hold layer "\(spec.name)" either; \
+                a layer imported with --store lives only in that store: start with the --store it was imported into
+                """)
         }
         if spec.algorithm == .radius {
             return try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: .radius, options: spec.options)

@@ -14,6 +14,9 @@ import GeoClusterWire
 /// reaches a journal only through ``LiveLayerStore/write(_:)``, which calls it on the
 /// store's journal queue. Errors are ``EngineError/storageUnavailable(reason:)``.
 public protocol LayerJournal: Sendable {
+    /// Where the store is, as `--store` names it (a password left out), for messages.
+    var location: String { get }
+
     /// The layer as stored, or `nil` when the store has never held it (it is then seeded
     /// from its file). Records and sequence come from one consistent snapshot.
     func loadLayer(_ name: String) throws(EngineError) -> StoredLayer?

@@ -341,9 +341,15 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         }
     }
 
+    /// A PostgreSQL error as people read it: the server's message, or for a connection
+    /// that failed, why (refused, unknown host, timed out) rather than the bare code.
     static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
+            if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection,
+               let underlying = error.underlying {
+                return "cannot reach the database (\(error.code)): \(underlying)"
+            }
             return "\(error.code)"
         }
         return "\(error)"

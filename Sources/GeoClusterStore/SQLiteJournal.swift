@@ -14,6 +14,7 @@ import GRDB
 public final class SQLiteJournal: LayerJournal {
     private let pool: DatabasePool
     public let path: String
+    public var location: String { "sqlite:\(path)" }
 
     /// Opens (creating when missing) the store at `path` and migrates its schema.
     public init(path: String) throws(EngineError) {

@@ -11,6 +11,7 @@ import GeoClusterWire
 struct JournalWaitTests {
     /// A journal whose commits wait until released, like a store that is slow to fsync.
     final class StalledJournal: LayerJournal {
+        var location: String { "stalled" }
         private let state = Mutex((entered: 0, sequence: Int64(0), waiter: CheckedContinuation<Void, Never>?.none))
         private let released = DispatchSemaphore(value: 0)
 
