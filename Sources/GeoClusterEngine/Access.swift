@@ -14,6 +14,12 @@ public enum KeyScope: String, Sendable, CaseIterable, Comparable {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 
+    /// Scopes as a store keeps them; a name this binary does not know (written by a newer
+    /// one, or by hand) grants nothing rather than making every key unreadable.
+    public static func parseStored(_ text: String) -> Set<KeyScope> {
+        Set(text.split(separator: ",").compactMap { KeyScope(rawValue: String($0.filter { $0 != " " })) })
+    }
+
     /// Scopes from a comma-separated list such as `read,write`.
     public static func parseList(_ text: String) throws(EngineError) -> Set<KeyScope> {
         var scopes: Set<KeyScope> = []
@@ -129,7 +135,9 @@ extension Request {
              let .write(layer, _), let .get(layer, _):
             [layer]
         case let .nearby(query): [query.layer]
-        case let .reachable(query): [query.layer, query.stationsLayer]
+        case let .reachable(query):
+            // The stations layer is read only when the walk starts or ends at a station.
+            if case .location = query.origin { [query.layer] } else { [query.layer, query.stationsLayer] }
         case let .stations(query): [query.stationsLayer]
         case let .species(layer, _): [layer]
         }

@@ -136,6 +136,10 @@ public final class Engine: Sendable {
             return .object(["layers": .number(Double(entries.count)), "points": .number(Double(pointCount))])
 
         case let .write(name, batch):
+            // Writes with a key take the owner rules of perform(_:by:), which this path has not.
+            guard caller == .trusted else {
+                throw .forbidden(reason: "writes with a key are answered by Engine.perform(_:by:)")
+            }
             guard let store = try entry(named: name).store else { throw .readOnlyLayer(name) }
             return try write(batch, to: store)
 

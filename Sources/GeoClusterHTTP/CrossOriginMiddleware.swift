@@ -40,7 +40,7 @@ struct CrossOriginMiddleware<Context: RequestContext>: RouterMiddleware {
     static var allowedMethods: String { "GET, HEAD, POST, PUT, DELETE, OPTIONS" }
     /// Request headers a script may set: `Content-Type` for `POST /v1/query`,
     /// `If-None-Match` for revalidation; `Accept` is always allowed.
-    static var allowedHeaders: String { "Accept, Content-Type, If-None-Match" }
+    static var allowedHeaders: String { "Accept, Authorization, Content-Type, If-None-Match" }
     /// How long a browser may reuse a preflight answer.
     static var preflightMaxAgeSeconds: String { "600" }
 

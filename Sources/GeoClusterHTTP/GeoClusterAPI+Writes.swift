@@ -67,18 +67,22 @@ extension GeoClusterAPI {
     /// (the `get` operation with one id); 404 `unknown_id` when the layer does not hold it.
     func readOne(request: Request, context: some RequestContext) throws(APIError) -> Response {
         let feature: JSONValue
+        let caller: Caller
         do {
             let object: JSONObject = ["op": "get", "layer": .string(try Self.pathText("layer", context)),
                                       "ids": [Self.id(try Self.pathText("id", context))]]
             let query = try GeoClusterEngine.Request(json: .object(object))
-            let caller = try caller(request)
+            caller = try self.caller(request)
             try engine.authorize(query, by: caller)
             let result = try engine.execute(query, by: caller)
             feature = result["features"]?[0] ?? .null
         } catch {
             throw apiError(error)
         }
-        return responsePolicy.response(body: Self.encode(feature), mediaType: .geoJSON, request: request)
+        var personal = false
+        if case .key = caller { personal = true }
+        return keyed(responsePolicy.response(body: Self.encode(feature), mediaType: .geoJSON, request: request),
+                     request: request, personal: personal)
     }
 
     /// Media types a body may be declared as. Bodies are JSON (or JSON lines) whatever the

@@ -175,6 +175,23 @@ public struct GeoClusterAPI: Sendable {
         return caller
     }
 
+    /// A query answer as caches may keep it. With keys on, an answer to a request with a
+    /// key (and, with `--keys all`, every answer) is for that client only: `private`, and
+    /// varying by `Authorization`, so that no shared cache (a CDN, an nginx in front of
+    /// the replicas) hands it to someone else (RFC 9111 §3.5). `personal` answers (a
+    /// record read by its owner, which may hold a sensitive sighting's exact position) are
+    /// not stored at all.
+    func keyed(_ response: Response, request: Request, personal: Bool = false) -> Response {
+        guard keyRequirement != .off, keyRequirement == .all || request.headers[.authorization] != nil else {
+            return response
+        }
+        var response = response
+        response.headers[.cacheControl] = personal ? "private, no-store"
+            : responsePolicy.cacheMaxAgeSeconds > 0 ? "private, max-age=\(responsePolicy.cacheMaxAgeSeconds)" : "no-cache"
+        response.headers[.vary] = (response.headers[.vary].map { $0 + ", " } ?? "") + "Authorization"
+        return response
+    }
+
     /// An engine error as the API reports it, counted in `/metrics` when it refuses a key.
     func apiError(_ error: EngineError) -> APIError {
         metrics.countKeyRejection(error)
@@ -194,7 +211,7 @@ public struct GeoClusterAPI: Sendable {
         }
         var response = responsePolicy.response(body: bytes, mediaType: endpoint.mediaType, request: request)
         if endpoint.takesLanguage { response.headers[.vary] = "Accept-Encoding, Accept-Language" }
-        return response
+        return keyed(response, request: request)
     }
 
     /// Bytes reserved for an answer up front; cluster answers of a map view are tens of KB,
@@ -217,7 +234,7 @@ public struct GeoClusterAPI: Sendable {
         } catch {
             throw apiError(error)
         }
-        return responsePolicy.response(body: bytes, mediaType: .mapboxVectorTile, request: request)
+        return keyed(responsePolicy.response(body: bytes, mediaType: .mapboxVectorTile, request: request), request: request)
     }
 
     /// Reads the whole body (bounded by ``maxQueryBodyBytes``, so that an oversize batch

@@ -27,6 +27,7 @@ public final class RequestMetrics: Sendable {
     /// Requests refused for their key: without a valid one (401), or not allowed by it (403).
     private let unauthorizedRequests = Atomic<UInt64>(0)
     private let forbiddenRequests = Atomic<UInt64>(0)
+    private let notOwnerRequests = Atomic<UInt64>(0)
     private let slotByRoute: [String: Int]
     private let slots: [Slot]
 
@@ -67,9 +68,10 @@ public final class RequestMetrics: Sendable {
 
     /// Counts a request refused for its key, when `error` is such a refusal.
     func countKeyRejection(_ error: EngineError) {
-        switch error.category {
+        switch error {
         case .unauthorized: unauthorizedRequests.add(1, ordering: .relaxed)
         case .forbidden: forbiddenRequests.add(1, ordering: .relaxed)
+        case .notOwner: notOwnerRequests.add(1, ordering: .relaxed)
         default: break
         }
     }
@@ -136,10 +138,11 @@ public final class RequestMetrics: Sendable {
         out += "# HELP geocluster_http_connections_open Connections open now.\n"
         out += "# TYPE geocluster_http_connections_open gauge\n"
         out += "geocluster_http_connections_open \(openConnections.load(ordering: .relaxed))\n"
-        out += "# HELP geocluster_http_key_rejections_total Requests refused for their API key: none or an invalid or revoked one (unauthorized), or one that does not allow the request (forbidden).\n"
+        out += "# HELP geocluster_http_key_rejections_total Requests refused for their API key: none or an invalid or revoked one (unauthorized), one that does not allow the request (forbidden), a write to another observer's sighting (not_owner). Lines of POST /v1/query are not counted.\n"
         out += "# TYPE geocluster_http_key_rejections_total counter\n"
         out += "geocluster_http_key_rejections_total{reason=\"unauthorized\"} \(unauthorizedRequests.load(ordering: .relaxed))\n"
         out += "geocluster_http_key_rejections_total{reason=\"forbidden\"} \(forbiddenRequests.load(ordering: .relaxed))\n"
+        out += "geocluster_http_key_rejections_total{reason=\"not_owner\"} \(notOwnerRequests.load(ordering: .relaxed))\n"
         out += "# HELP geocluster_proj_files_refused_total project requests refused because their CRS named a file PROJ may not read.\n"
         out += "# TYPE geocluster_proj_files_refused_total counter\n"
         out += "geocluster_proj_files_refused_total \(engine.refusedPROJFiles)\n"

@@ -368,7 +368,7 @@ extension PostgresJournal: KeyStore {
             let (id, hash, owner, layers, scopes, created, revoked) =
                 try row.decode((String, String, String, String, String, String, String?).self)
             return KeyGrant(id: id, owner: owner, layers: KeyGrant.layers(fromText: layers),
-                            scopes: try KeyScope.parseList(scopes), secretHash: hash, createdAt: created, revokedAt: revoked)
+                            scopes: KeyScope.parseStored(scopes), secretHash: hash, createdAt: created, revokedAt: revoked)
         }
     }
 

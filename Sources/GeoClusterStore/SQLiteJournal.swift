@@ -150,7 +150,7 @@ public final class SQLiteJournal: LayerJournal {
             SELECT id, secret_sha256, owner, layers, scopes, created_at, revoked_at FROM api_keys \(sql)
             """, arguments: arguments).map { row in
             KeyGrant(id: row[0], owner: row[2], layers: KeyGrant.layers(fromText: row[3]),
-                     scopes: try KeyScope.parseList(row[4]), secretHash: row[1], createdAt: row[5], revokedAt: row[6])
+                     scopes: KeyScope.parseStored(row[4]), secretHash: row[1], createdAt: row[5], revokedAt: row[6])
         }
     }
 

@@ -63,7 +63,8 @@ struct KeysCommand: ParsableCommand {
         func run() throws {
             let keys = try store.open()
             let token = APIKeyToken.generate()
-            let grant = KeyGrant(id: token.id, owner: owner, layers: layers.map { Set($0.split(separator: ",").map(String.init)) },
+            let names = layers.map { Set($0.split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty }) }
+            let grant = KeyGrant(id: token.id, owner: owner, layers: names,
                                  scopes: try KeyScope.parseList(scopes), secretHash: token.secretHash)
             try keys.createKey(grant)
             print(token.text)

@@ -118,7 +118,11 @@ struct Serve: AsyncParsableCommand {
         }
         // API keys live in the store; the ring follows it (keys created or revoked by any
         // process on the store) once a second.
-        let keyRequirement = KeyRequirement(rawValue: keys ?? environment["GEO_CLUSTER_KEYS"] ?? "off") ?? .off
+        let keysText = keys ?? environment["GEO_CLUSTER_KEYS"] ?? "off"
+        guard let keyRequirement = KeyRequirement(rawValue: keysText) else {
+            // A mistyped value must not start a server with keys off.
+            throw ValidationError("GEO_CLUSTER_KEYS=\(keysText): expected off, writes or all")
+        }
         var keyRing: KeyRing?
         if keyRequirement != .off {
             guard let keyStore = store as? any KeyStore else {

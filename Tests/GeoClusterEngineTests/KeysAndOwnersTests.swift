@@ -156,6 +156,29 @@ struct KeysAndOwnersTests {
         #expect(!list.jsonString.contains("126.6543"))
     }
 
+    @Test func aStoredScopeThisBinaryDoesNotKnowGrantsNothing() throws {
+        #expect(KeyScope.parseStored("read,write") == [.read, .write])
+        #expect(KeyScope.parseStored("read,superuser") == [.read])
+        #expect(KeyScope.parseStored("") == [])
+        #expect(throws: EngineError.self) { try KeyScope.parseList("read,superuser") }
+    }
+
+    @Test func aWalkFromAPositionNeedsOnlyThePlacesLayer() throws {
+        let engine = try Self.engine()
+        let placesOnly = Self.key("walker", [.read], layers: ["places"])
+        let fromHere = try Self.request(#"{"op":"reachable","layer":"places","lon":127,"lat":37.5,"remaining_minutes":60}"#)
+        #expect(throws: Never.self) { try engine.authorize(fromHere, by: placesOnly) }
+        let fromStation = try Self.request(#"{"op":"reachable","layer":"places","station":"seoul","remaining_minutes":60}"#)
+        #expect(throws: EngineError.self) { try engine.authorize(fromStation, by: placesOnly) }
+    }
+
+    @Test func executeRefusesAWriteWithAKey() throws {
+        let engine = try Self.engine()
+        #expect(throws: EngineError.self) {
+            try engine.execute(try Self.request(#"{"op":"delete","layer":"sightings","ids":["a1"]}"#), by: Self.admin)
+        }
+    }
+
     @Test func observerIDIsCheckedOnEveryRecord() throws {
         for bad in [#""""#, "7", String(repeating: "x", count: LayerRecord.maxObserverIDLength + 1).debugDescription] {
             let text = #"{"id":"x","lon":127,"lat":37,"species":"Ardea alba","count":1,"observed_at":"2025-06-01T07:00:00+09:00","observer_id":\#(bad)}"#

@@ -171,6 +171,31 @@ struct KeyRouteTests {
         }
     }
 
+    /// No shared cache may keep an answer given to a key: it is private and varies by
+    /// `Authorization`; a record read with a key is not stored at all.
+    @Test func answersToAKeyArePrivate() async throws {
+        let store = MemoryKeyStore()
+        let alice = try store.create(owner: "alice")
+        try await withKeys(.writes, store) { client, _, _ in
+            let open = try await client.get(OwnedSample.clusters)
+            #expect(open.headers[.cacheControl] == "public, max-age=60")
+            let keyed = try await client.get(OwnedSample.clusters, Self.bearer(alice))
+            #expect(keyed.headers[.cacheControl] == "private, max-age=60")
+            #expect(keyed.headers[.vary]?.contains("Authorization") == true)
+            let record = try await client.get("/v1/layers/sightings/points/a1", Self.bearer(alice))
+            #expect(record.headers[.cacheControl] == "private, no-store")
+            let preflight = try await client.execute(uri: "/v1/layers/sightings/points", method: .options, headers: [
+                .origin: "https://birds.example", .accessControlRequestMethod: "POST",
+                .accessControlRequestHeaders: "authorization, content-type",
+            ])
+            #expect(preflight.headers[.accessControlAllowHeaders]?.contains("Authorization") == true)
+        }
+        try await withKeys(.all, store) { client, _, _ in
+            let keyed = try await client.get(OwnedSample.clusters, Self.bearer(alice))
+            #expect(keyed.headers[.cacheControl] == "private, max-age=60")
+        }
+    }
+
     @Test func keysHaveTheirFormAndAreHashed() throws {
         let token = APIKeyToken.generate()
         #expect(APIKeyToken(parsing: token.text) == token)
