@@ -20,7 +20,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -120,23 +119,6 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // Benchmarks (run with `swift package benchmark`, see README.md).
-        .target(name: "BenchmarkSupport", dependencies: ["GeoCluster", "GeoClusterWire"], path: "Benchmarks/BenchmarkSupport",
-                swiftSettings: strictSettings),
-        benchmarkTarget("Clustering", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability"]),
-        benchmarkTarget("Protocol", dependencies: ["GeoCluster", "GeoClusterWire", "GeoClusterEngine"]),
-        benchmarkTarget("Operations", dependencies: ["GeoCluster", "GeoClusterWire", "GeoReachability", "GeoClusterEngine",
-                                                     "GeoClusterHTTP"]),
-        // Writes the benchmark point sets to files and measures one index on them, for
-        // Benchmarks/compare_pysupercluster.sh (same inputs, same process shape as the peer).
-        .executableTarget(
-            name: "bench-radius",
-            dependencies: ["GeoCluster", "GeoClusterWire", "BenchmarkSupport",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Benchmarks/bench-radius",
-            swiftSettings: strictSettings
-        ),
-
         // What the test targets share: running the built executable as a subprocess.
         .target(name: "GeoClusterTestSupport", path: "Tests/GeoClusterTestSupport", swiftSettings: strictSettings),
         // Fixtures/ holds supercluster's conformance fixtures, read from the source tree.
@@ -186,16 +168,4 @@ if Context.environment["GEO_CLUSTER_FUZZ"] != nil {
                            .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras")],
             path: "Fuzz/FuzzHTTP", swiftSettings: entryPoint),
     ]
-}
-
-/// A package-benchmark target in Benchmarks/`name`, with BenchmarkSupport and the
-/// benchmark library besides `dependencies`.
-func benchmarkTarget(_ name: String, dependencies: [Target.Dependency]) -> Target {
-    .executableTarget(
-        name: name,
-        dependencies: dependencies + ["BenchmarkSupport", .product(name: "Benchmark", package: "benchmark")],
-        path: "Benchmarks/\(name)",
-        swiftSettings: strictSettings,
-        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    )
 }

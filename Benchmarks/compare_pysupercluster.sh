@@ -25,5 +25,5 @@ if [ "$installed" != "0.7.7" ]; then
     exit 1
 fi
 
-swift build -c release --product bench-radius
-exec "$PYTHON" Benchmarks/compare_pysupercluster.py run --bench-radius .build/release/bench-radius "$@"
+swift build --package-path Benchmarks -c release --product bench-radius
+exec "$PYTHON" Benchmarks/compare_pysupercluster.py run --bench-radius Benchmarks/.build/release/bench-radius "$@"

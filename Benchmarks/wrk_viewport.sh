@@ -46,7 +46,7 @@ if ! command -v wrk >/dev/null; then
 fi
 
 swift build -c release --product geo-cluster
-swift build -c release --product bench-radius
+swift build --package-path Benchmarks -c release --product bench-radius
 
 work=$(mktemp -d)
 server=""
@@ -57,7 +57,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "writing $count Korea-mixture points"
-.build/release/bench-radius points --distribution korea --count "$count" \
+Benchmarks/.build/release/bench-radius points --distribution korea --count "$count" \
     --points "$work/points.f64" --viewports "$work/viewports.f64"
 # The points as a GeoJSON layer, and 10,000 of them as the viewport centres of the Lua script.
 python3 - "$work" <<'PYTHON'
