@@ -121,6 +121,31 @@ public final class Engine: Sendable {
         }
     }
 
+    /// What an answer to `request` depends on besides the request itself: the versions of
+    /// the layers it reads (every layer for `layers` and `stats` without a layer). Two
+    /// requests with equal stamps get equal answers, so a transport may keep an answer
+    /// under it. `nil` for requests whose answers depend on more (the clock in
+    /// `reachable`, the caller in `get`) or that change a layer. Take it before computing
+    /// the answer: the answer is then of that version or a newer one.
+    public func answerStamp(for request: Request) -> String? {
+        switch request {
+        case .write, .reachable, .get, .project: return nil
+        case .layers, .stats, .clusters, .children, .leaves, .list, .expansionZoom, .tile, .nearby, .stations, .species:
+            break
+        }
+        var names = request.layerNames
+        if names.isEmpty { names = entries.map(\.name) }
+        var stamp = ""
+        for name in names {
+            guard let i = layersByName[name] else { return nil }
+            switch entries[i] {
+            case .radius: stamp += "r;"
+            case let .live(store): stamp += "\(store.layer.version);"
+            }
+        }
+        return stamp
+    }
+
     /// Answers a request; the result is the `result` member of the wire protocols.
     /// `caller` decides only which form of a sensitive sighting `get` gives: the exact one
     /// to its owner's key and to admin keys, the generalised one to everyone else.

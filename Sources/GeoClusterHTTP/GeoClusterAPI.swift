@@ -57,12 +57,16 @@ public struct GeoClusterAPI: Sendable {
     /// Which requests need an API key, and the keys that are valid (``KeyRing``).
     public let keyRequirement: KeyRequirement
     public let keyRing: KeyRing?
+    /// Answers kept for their next request (``AnswerCache``); `nil` keeps none.
+    let answerCache: AnswerCache?
 
     /// Why the service is not ready yet (a replica catching up with its store's change
     /// feed), or `nil` when it is; `/readyz` answers 503 with that reason.
     public let notReadyReason: @Sendable () -> String?
 
     public static let defaultMaxQueryBodyBytes = 16 << 20
+    /// Memory for answers kept for their next request.
+    public static let defaultAnswerCacheBytes = AnswerCache.defaultBudgetBytes
     /// Most bytes of answers to one `POST /v1/query` body: room for a few answers at the
     /// engine's features-per-answer limit, not for thousands of them.
     public static let defaultMaxBatchAnswerBytes = 128 << 20
@@ -79,7 +83,9 @@ public struct GeoClusterAPI: Sendable {
                 concurrentBatches: Int = defaultConcurrentBatches,
                 responsePolicy: ResponsePolicy = ResponsePolicy(), allowedOrigins: AllowedOrigins = .any,
                 keyRequirement: KeyRequirement = .off, keyRing: KeyRing? = nil,
+                answerCacheBytes: Int = defaultAnswerCacheBytes,
                 notReadyReason: @escaping @Sendable () -> String? = { nil }) {
+        self.answerCache = answerCacheBytes > 0 ? AnswerCache(budgetBytes: answerCacheBytes) : nil
         precondition(keyRequirement == .off || keyRing != nil, "keys are required but no key ring is given")
         self.engine = engine
         self.keyRequirement = keyRequirement
@@ -122,7 +128,8 @@ public struct GeoClusterAPI: Sendable {
         table.get("/healthz") { _, _ in JSONResponse(["status": "ok"]) }
         table.get("/readyz") { _, _ in try readiness() }
         table.get("/metrics") { _, _ in
-            JSONResponse.response(bytes: Array(metrics.exposition(engine: engine).utf8), mediaType: .prometheusText)
+            JSONResponse.response(bytes: Array((metrics.exposition(engine: engine) + answerCacheExposition).utf8),
+                                  mediaType: .prometheusText)
         }
         for endpoint in Endpoint.all {
             table.get(endpoint.path) { request, context in
@@ -198,18 +205,49 @@ public struct GeoClusterAPI: Sendable {
         return .engine(error)
     }
 
-    func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> Response {
+    /// The key of an answer in ``answerCache``: the request as sent (path, query and, on a
+    /// route that takes a language, `Accept-Language`) and the versions it reads; `nil`
+    /// when it is not to be kept.
+    func answerCacheKey(_ query: GeoClusterEngine.Request, request: Request, takesLanguage: Bool) -> String? {
+        guard answerCache != nil, let stamp = engine.answerStamp(for: query) else { return nil }
+        let language = takesLanguage ? request.headers[.acceptLanguage] ?? "" : ""
+        return request.uri.path + "?" + (request.uri.query ?? "") + "\n" + language + "\n" + stamp
+    }
+
+    /// The kept answer for `key`, or the one `compute` writes, kept for the next time.
+    func prepared(key: String?, compute: (inout [UInt8]) throws(EngineError) -> Void) throws(EngineError) -> PreparedAnswer {
+        if let key, let kept = answerCache?.answer(for: key) { return kept }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.answerCapacity)
+        try compute(&bytes)
+        let answer = PreparedAnswer(bytes)
+        if let key { answerCache?.keep(answer, for: key) }
+        return answer
+    }
+
+    var answerCacheExposition: String {
+        guard let answerCache else { return "" }
+        return """
+            # HELP geocluster_http_answer_cache_total Query answers given from the answer cache (hit) or computed (miss).
+            # TYPE geocluster_http_answer_cache_total counter
+            geocluster_http_answer_cache_total{result="hit"} \(answerCache.hits)
+            geocluster_http_answer_cache_total{result="miss"} \(answerCache.misses)
+
+            """
+    }
+
+    func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> Response {
+        let answer: PreparedAnswer
         do {
             let query = try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query,
                                              acceptLanguage: request.headers[.acceptLanguage])
             try engine.authorize(query, by: try caller(request))
-            try engine.encode(query, into: &bytes)
+            let key = answerCacheKey(query, request: request, takesLanguage: endpoint.takesLanguage)
+            answer = try prepared(key: key) { (bytes: inout [UInt8]) throws(EngineError) in try engine.encode(query, into: &bytes) }
         } catch {
             throw apiError(error)
         }
-        var response = responsePolicy.response(body: bytes, mediaType: endpoint.mediaType, request: request)
+        var response = responsePolicy.response(answer, mediaType: endpoint.mediaType, request: request)
         if endpoint.takesLanguage { response.headers[.vary] = "Accept-Encoding, Accept-Language" }
         return keyed(response, request: request)
     }
@@ -222,7 +260,7 @@ public struct GeoClusterAPI: Sendable {
     /// (`Endpoint.vectorTile` builds a `tile` request); the engine then writes the tile
     /// as protobuf instead of JSON.
     func vectorTile(request: Request, context: some RequestContext) throws(APIError) -> Response {
-        let bytes: [UInt8]
+        let answer: PreparedAnswer
         do throws(EngineError) {
             let query = try Endpoint.vectorTile.request(pathValues: { context.parameters[$0[...]] },
                                                         query: request.uri.query)
@@ -230,11 +268,14 @@ public struct GeoClusterAPI: Sendable {
                 throw .invalidRequest(reason: "not a tile request")
             }
             try engine.authorize(query, by: try caller(request))
-            bytes = try engine.vectorTile(layer: layer, address: address, filter: filter)
+            let key = answerCacheKey(query, request: request, takesLanguage: false)
+            answer = try prepared(key: key) { (bytes: inout [UInt8]) throws(EngineError) in
+                bytes = try engine.vectorTile(layer: layer, address: address, filter: filter)
+            }
         } catch {
             throw apiError(error)
         }
-        return keyed(responsePolicy.response(body: bytes, mediaType: .mapboxVectorTile, request: request), request: request)
+        return keyed(responsePolicy.response(answer, mediaType: .mapboxVectorTile, request: request), request: request)
     }
 
     /// Reads the whole body (bounded by ``maxQueryBodyBytes``, so that an oversize batch

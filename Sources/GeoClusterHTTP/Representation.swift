@@ -1,5 +1,6 @@
 import CompressNIO
 import Hummingbird
+import Synchronization
 
 /// Content types of the bodies this service writes.
 enum ResponseMediaType: String, Sendable {
@@ -58,32 +59,59 @@ public struct ResponsePolicy: Sendable {
     /// the body behind both is the same, and the 304 carries the tag of the
     /// representation this request would have been given.
     func response(body: [UInt8], mediaType: ResponseMediaType, request: Request) -> Response {
-        let digest = EntityTag.digest(of: body)
+        response(PreparedAnswer(body), mediaType: mediaType, request: request)
+    }
+
+    /// As ``response(body:mediaType:request:)``, for an answer whose tag (and gzip form,
+    /// once a client asked for it) are kept with it: an answer from ``AnswerCache`` is
+    /// neither hashed nor compressed again.
+    func response(_ answer: PreparedAnswer, mediaType: ResponseMediaType, request: Request) -> Response {
+        let body = answer.body
         let gzip = body.count >= minimumGzipBytes && AcceptEncoding.allowsGzip(request.headers[values: .acceptEncoding])
         var headers = HTTPFields()
         headers.reserveCapacity(6)
-        headers[.eTag] = EntityTag.quoted(digest, gzip: gzip)
+        headers[.eTag] = EntityTag.quoted(answer.digest, gzip: gzip)
         headers[.cacheControl] = cacheControl
         headers[.vary] = "Accept-Encoding"
 
         if let ifNoneMatch = request.headers[values: .ifNoneMatch].nonEmpty,
-           EntityTag.ifNoneMatch(ifNoneMatch, matches: digest) {
+           EntityTag.ifNoneMatch(ifNoneMatch, matches: answer.digest) {
             return Response(status: .notModified, headers: headers, body: ResponseBody())
         }
 
         headers[.contentType] = mediaType.rawValue
-        var buffer = ByteBuffer(bytes: body)
         if gzip {
             // Compression failing (it does not, short of memory) leaves the plain body.
-            let zlib = ZlibConfiguration(compressionLevel: Int32(gzipLevel))
-            if let compressed = try? buffer.compress(with: .gzip(configuration: zlib)) {
+            if let compressed = answer.gzipped(level: gzipLevel) {
                 headers[.contentEncoding] = "gzip"
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
             }
-            buffer.moveReaderIndex(to: 0)
-            headers[.eTag] = EntityTag.quoted(digest, gzip: false)
+            headers[.eTag] = EntityTag.quoted(answer.digest, gzip: false)
         }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: buffer))
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// An answer's body with its entity tag, and its gzip form once it was needed.
+final class PreparedAnswer: Sendable {
+    let body: [UInt8]
+    let digest: String
+    private let compressed = Mutex<ByteBuffer?>(nil)
+
+    init(_ body: [UInt8]) {
+        self.body = body
+        self.digest = EntityTag.digest(of: body)
+    }
+
+    /// The body compressed with gzip at `level`, computed the first time (two requests at
+    /// once may both compute it; either result is the same).
+    func gzipped(level: Int) -> ByteBuffer? {
+        if let done = compressed.withLock({ $0 }) { return done }
+        var buffer = ByteBuffer(bytes: body)
+        guard let result = try? buffer.compress(with: .gzip(configuration: ZlibConfiguration(compressionLevel: Int32(level))))
+        else { return nil }
+        compressed.withLock { $0 = result }
+        return result
     }
 }
 

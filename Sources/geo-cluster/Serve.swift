@@ -57,6 +57,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most bytes of answers to one POST /v1/query body; the line that would pass it and every later line get the error too_large. 0 for no limit.")
     var maxBatchAnswerBytes = GeoClusterAPI.defaultMaxBatchAnswerBytes
 
+    @Option(help: "Megabytes of query answers kept for their next request (same route, query and layer versions); 0 keeps none.")
+    var answerCacheMB = GeoClusterAPI.defaultAnswerCacheBytes >> 20
+
     @Option(help: "POST /v1/query bodies computing at once (default: one less than the cores, at least 1); the others wait.")
     var concurrentBatches = GeoClusterAPI.defaultConcurrentBatches
 
@@ -75,6 +78,7 @@ struct Serve: AsyncParsableCommand {
         }
         _ = try resolvedPort()
         for (name, value) in [("--cache-max-age", cacheMaxAge), ("--idle-timeout", idleTimeout),
+                              ("--answer-cache-mb", answerCacheMB),
                               ("--max-connections", maxConnections), ("--max-batch-answer-bytes", maxBatchAnswerBytes),
                               ("--write-timeout", writeTimeout)]
             where value < 0 {
@@ -139,6 +143,7 @@ struct Serve: AsyncParsableCommand {
                                 concurrentBatches: concurrentBatches,
                                 responsePolicy: ResponsePolicy(cacheMaxAgeSeconds: cacheMaxAge),
                                 allowedOrigins: origins, keyRequirement: keyRequirement, keyRing: keyRing,
+                                answerCacheBytes: min(answerCacheMB, 1 << 20) << 20,
                                 notReadyReason: { [feed] in feed?.notReadyReason })
         let limits = ServerLimits(idleTimeoutSeconds: idleTimeout > 0 ? idleTimeout : nil,
                                   maxConnections: maxConnections > 0 ? maxConnections : nil,
