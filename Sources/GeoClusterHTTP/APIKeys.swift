@@ -35,15 +35,18 @@ public struct APIKeyToken: Sendable, Equatable {
         return APIKeyToken(id: hex(8), secret: hex(32))
     }
 
-    /// Reads a key's text; `nil` when it is not of the key's form.
+    /// Reads a key's text; `nil` when it is not of the key's form: `gck_`, 16 and 64
+    /// lowercase hexadecimal digits separated by `_`. Read byte by byte, with no
+    /// intermediate strings: every authenticated request parses one.
     public init?(parsing given: some StringProtocol) {
-        let text = String(given)
-        guard text.hasPrefix(Self.prefix) else { return nil }
-        let parts = text.dropFirst(Self.prefix.count).split(separator: "_", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].count == 16, parts[1].count == 64,
-              (String(parts[0]) + String(parts[1])).utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-        else { return nil }
-        self.init(id: String(parts[0]), secret: String(parts[1]))
+        let bytes = Array(given.utf8)
+        let prefix = Array(Self.prefix.utf8)
+        guard bytes.count == prefix.count + 16 + 1 + 64, bytes.starts(with: prefix),
+              bytes[prefix.count + 16] == UInt8(ascii: "_") else { return nil }
+        func isHex(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) }
+        let id = bytes[prefix.count..<(prefix.count + 16)], secret = bytes[(prefix.count + 17)...]
+        guard id.allSatisfy(isHex), secret.allSatisfy(isHex) else { return nil }
+        self.init(id: String(decoding: id, as: UTF8.self), secret: String(decoding: secret, as: UTF8.self))
     }
 
     public init(id: String, secret: String) {
@@ -57,10 +60,14 @@ public struct APIKeyToken: Sendable, Equatable {
     public var secretHash: String { Self.hash(secret) }
 
     static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Array(secret.utf8)).map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: Array(secret.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 }
 
@@ -98,15 +105,17 @@ public final class KeyRing: Sendable {
     ///   the header).
     public func caller(authorization: String?) throws(EngineError) -> Caller {
         guard let authorization else { return .anonymous }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        // "Bearer" in any case, then one or more spaces, then the key (RFC 6750 §2.1).
+        let scheme = "bearer ".utf8
+        guard authorization.utf8.count > scheme.count,
+              zip(authorization.utf8, scheme).allSatisfy({ $0 | 0x20 == $1 }) else {
             throw .unauthorized(reason: "the Authorization header must be \"Bearer <key>\"")
         }
-        guard let token = APIKeyToken(parsing: parts[1].drop { $0 == " " }) else {
+        guard let token = APIKeyToken(parsing: authorization.dropFirst(scheme.count).drop { $0 == " " }) else {
             throw .unauthorized(reason: "the key is not a geo-cluster API key (gck_…)")
         }
         guard let grant = state.withLock({ $0.keys[token.id] }),
-              Self.constantTimeEqual(Array(token.secretHash.utf8), Array(grant.secretHash.utf8)) else {
+              Self.constantTimeEqual(token.secretHash.utf8, grant.secretHash.utf8) else {
             throw .unauthorized(reason: "the key is not valid")
         }
         guard grant.revokedAt == nil else { throw .unauthorized(reason: "the key \(grant.id) was revoked") }
@@ -114,10 +123,10 @@ public final class KeyRing: Sendable {
     }
 
     /// Whether two byte strings are equal, in a time that depends only on their length.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    static func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
-        for i in a.indices { difference |= a[i] ^ b[i] }
+        for (x, y) in zip(a, b) { difference |= x ^ y }
         return difference == 0
     }
 }
