@@ -295,7 +295,7 @@ public final class Engine: Sendable {
         return writeAnswer(op: op, changes: changes, layer: try store.apply(changes))
     }
 
-    private func writeAnswer(op: String, changes: [LiveLayerStore.Change], layer: LiveLayer) -> JSONValue {
+    private func writeAnswer(op: String, changes: [LayerChange], layer: LiveLayer) -> JSONValue {
         .object(["layer": .string(layer.name), "op": .string(op), "applied": .number(Double(changes.count)),
                  "count": .number(Double(layer.count)), "version": .number(Double(layer.version))])
     }
@@ -304,9 +304,9 @@ public final class Engine: Sendable {
     /// by the checklist's scientific name, `observer_id` set to `owner` when there is
     /// one), and the operation's name.
     private func changes(of batch: Request.WriteBatch, for store: LiveLayerStore,
-                         owner: String?) throws(EngineError) -> (String, [LiveLayerStore.Change]) {
+                         owner: String?) throws(EngineError) -> (String, [LayerChange]) {
         let name = store.name, kind = store.kind
-        var changes: [LiveLayerStore.Change] = []
+        var changes: [LayerChange] = []
         let op: String
         switch batch {
         case let .insert(records), let .upsert(records):

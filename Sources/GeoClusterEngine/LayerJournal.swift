@@ -38,7 +38,7 @@ public protocol LayerJournal: Sendable {
     /// writer); it brings the caller's layer up to date with them and checks the batch
     /// against the result. When it throws, nothing is committed and its error is rethrown.
     /// Returns only once the batch is durable.
-    func commit(layer: String, changes: [StoredChange], appliedSequence: Int64,
+    func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,
                 validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64
 
     /// The entries of `layer` committed after `sequence`, in order. When a replacement
@@ -61,12 +61,6 @@ public struct StoredRecord: Sendable, Equatable {
         self.featureText = featureText
     }
 
-    public init(idKey: String?, feature: JSONValue) {
-        var text: [UInt8] = []
-        feature.encode(into: &text)
-        self.init(idKey: idKey, featureText: text)
-    }
-
     public init(_ record: LayerRecord) {
         self.init(idKey: record.idKey.isEmpty ? nil : record.idKey, featureText: record.featureText)
     }
@@ -85,11 +79,14 @@ public struct StoredRecord: Sendable, Equatable {
     }
 }
 
-/// One change of a stored batch. Inserts and upserts are both stored as `put`: the batch
-/// was validated before it was committed, so replaying an insert as an upsert gives the
-/// same layer.
-public enum StoredChange: Sendable, Equatable {
-    case put(StoredRecord)
+/// One change of a write batch, the one form a change takes from the moment it is
+/// decoded: the engine validates a request's records into it (``LayerRecord`` for
+/// inserts and upserts, the id key for deletes), a ``LiveLayerStore`` applies it, a
+/// journal stores the record's text as it is, and a follower replays it from there,
+/// validated again (the store may have been written by another binary) and applied.
+public enum LayerChange: Sendable, Equatable {
+    case insert(LayerRecord)
+    case upsert(LayerRecord)
     case delete(idKey: String)
 }
 
@@ -110,8 +107,9 @@ public struct StoredLayer: Sendable {
 /// One committed entry of a layer, as a follower applies it.
 public struct JournalEntry: Sendable {
     public enum Body: Sendable {
-        /// A write batch.
-        case changes([StoredChange])
+        /// A write batch. Its inserts come back as upserts: the batch was validated before
+        /// it was committed, so replaying an insert as an upsert gives the same layer.
+        case changes([LayerChange])
         /// Every record of the layer as of ``JournalEntry/sequence`` (after an import).
         case snapshot([StoredRecord])
     }
@@ -127,20 +125,21 @@ public struct JournalEntry: Sendable {
     }
 }
 
-extension StoredChange {
+extension LayerChange {
     /// The JSON of a batch's changes as stores keep it in their change tables:
     /// `[{"put": feature}, {"delete": "idkey"}]`, a put with an id-less record as
-    /// `{"put": feature, "no_id": true}`.
-    public static func encode(_ changes: [StoredChange]) -> String {
+    /// `{"put": feature, "no_id": true}`. Inserts and upserts are both puts. A record's
+    /// feature is written as the text it already has, not encoded again.
+    public static func encode(_ changes: [LayerChange]) -> String {
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         bytes.reserveCapacity(changes.count * 200)
         for (position, change) in changes.enumerated() {
             if position > 0 { bytes.append(UInt8(ascii: ",")) }
             switch change {
-            case let .put(record):
+            case let .insert(record), let .upsert(record):
                 bytes += #"{"put":"#.utf8
                 bytes += record.featureText
-                if record.idKey == nil { bytes += #","no_id":true"#.utf8 }
+                if record.idKey.isEmpty { bytes += #","no_id":true"#.utf8 }
                 bytes.append(UInt8(ascii: "}"))
             case let .delete(idKey):
                 bytes += #"{"delete":"#.utf8
@@ -152,8 +151,9 @@ extension StoredChange {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Reads what ``encode(_:)`` wrote.
-    public static func decode(_ text: String) throws(EngineError) -> [StoredChange] {
+    /// Reads what ``encode(_:)`` wrote for a layer of `kind`: each put's feature is
+    /// validated into its record once, here, and comes back as an upsert.
+    public static func decode(_ text: String, kind: LayerKind, layer: String) throws(EngineError) -> [LayerChange] {
         let value: JSONValue
         do {
             value = try JSONValue.parse(Array(text.utf8), maxDepth: 64)
@@ -163,12 +163,11 @@ extension StoredChange {
         guard let items = value.arrayValue else {
             throw .storageUnavailable(reason: "a stored change batch is not an array")
         }
-        var changes: [StoredChange] = []
+        var changes: [LayerChange] = []
         changes.reserveCapacity(items.count)
-        for item in items {
+        for (position, item) in items.enumerated() {
             if let feature = item["put"] {
-                let idKey = item["no_id"] == true ? nil : feature["id"].flatMap(LayerRecord.idKey(of:))
-                changes.append(.put(StoredRecord(idKey: idKey, feature: feature)))
+                changes.append(.upsert(try LayerRecord(json: feature, kind: kind, layer: layer, index: position)))
             } else if let idKey = item["delete"]?.stringValue {
                 changes.append(.delete(idKey: idKey))
             } else {

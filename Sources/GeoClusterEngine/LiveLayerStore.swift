@@ -54,13 +54,6 @@ public final class LiveLayerStore: Sendable {
     /// The journal sequence of the current version: the last entry it includes.
     public var sequence: Int64 { current.load(ordering: .acquiring).sequence }
 
-    /// One change of a write batch, as requests carry them.
-    public enum Change: Sendable {
-        case insert(LayerRecord)
-        case upsert(LayerRecord)
-        case delete(idKey: String)
-    }
-
     /// Applies a batch atomically: every change, in order, or none when one of them
     /// fails (the error names it by its position). With a journal the batch is committed
     /// before the new version is published; when the commit fails the error is
@@ -81,7 +74,7 @@ public final class LiveLayerStore: Sendable {
     /// ``EngineError/notOwner(layer:field:id:reason:)``, checked against the state the
     /// batch applies to, under the same lock, so no concurrent write can slip in between.
     @discardableResult
-    public func apply(_ changes: [Change], owner: String? = nil) throws(EngineError) -> LiveLayer {
+    public func apply(_ changes: [LayerChange], owner: String? = nil) throws(EngineError) -> LiveLayer {
         try writer.withLock { _ throws(EngineError) -> LiveLayer in
             let base = current.load(ordering: .acquiring)
             guard let journal else {
@@ -91,13 +84,7 @@ public final class LiveLayerStore: Sendable {
                 return next
             }
             var next = base.layer
-            let stored = changes.map { change -> StoredChange in
-                switch change {
-                case let .insert(record), let .upsert(record): .put(StoredRecord(record))
-                case let .delete(idKey): .delete(idKey: idKey)
-                }
-            }
-            let sequence = try journal.commit(layer: name, changes: stored, appliedSequence: base.sequence) {
+            let sequence = try journal.commit(layer: name, changes: changes, appliedSequence: base.sequence) {
                 (missed: [JournalEntry]) throws(EngineError) in
                 var caughtUp = base.layer
                 for entry in missed { try replay(entry, into: &caughtUp) }
@@ -114,7 +101,7 @@ public final class LiveLayerStore: Sendable {
     /// and published, so no Swift concurrency thread waits on the store's I/O. In memory
     /// the batch is applied on the caller's thread, as there is no I/O to wait for.
     @discardableResult
-    public func write(_ changes: [Change], owner: String? = nil) async throws(EngineError) -> LiveLayer {
+    public func write(_ changes: [LayerChange], owner: String? = nil) async throws(EngineError) -> LiveLayer {
         guard journal != nil else { return try apply(changes, owner: owner) }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<LiveLayer, EngineError>, Never>) in
             journalQueue.async {
@@ -164,9 +151,8 @@ public final class LiveLayerStore: Sendable {
         case let .changes(changes):
             for (position, change) in changes.enumerated() {
                 switch change {
-                case let .put(stored):
-                    try layer.upsert(try LayerRecord(stored: stored, kind: kind, layer: name, index: position),
-                                     index: position)
+                case let .insert(record), let .upsert(record):
+                    try layer.upsert(record, index: position)
                 case let .delete(idKey):
                     try layer.delete(idKey: idKey, index: position)
                 }
@@ -182,7 +168,7 @@ public final class LiveLayerStore: Sendable {
         layer.version += 1
     }
 
-    private static func applying(_ changes: [Change], to layer: LiveLayer,
+    private static func applying(_ changes: [LayerChange], to layer: LiveLayer,
                                  owner: String?) throws(EngineError) -> LiveLayer {
         var next = layer
         for (position, change) in changes.enumerated() {

@@ -148,7 +148,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         }
     }
 
-    public func commit(layer: String, changes: [StoredChange], appliedSequence: Int64,
+    public func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,
                        validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
         try transaction { c -> Int64 in
             try lockLayer(layer, on: c)
@@ -159,17 +159,19 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             var anonymous: [String] = []
             for (position, change) in changes.enumerated() {
                 switch change {
-                case let .put(record):
-                    if let key = record.idKey { last[key] = position } else { anonymous.append(record.featureJSON) }
+                case let .insert(record), let .upsert(record):
+                    let stored = StoredRecord(record)
+                    if let key = stored.idKey { last[key] = position } else { anonymous.append(stored.featureJSON) }
                 case let .delete(idKey): last[idKey] = position
                 }
             }
             var deleted: [String] = [], putKeys: [String] = [], putFeatures: [String] = []
             for (key, position) in last {
-                if case let .put(record) = changes[position] {
+                switch changes[position] {
+                case let .insert(record), let .upsert(record):
                     putKeys.append(key)
-                    putFeatures.append(record.featureJSON)
-                } else {
+                    putFeatures.append(StoredRecord(record).featureJSON)
+                case .delete:
                     deleted.append(key)
                 }
             }
@@ -179,7 +181,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             }
             try insert(layer, keys: putKeys, features: putFeatures, upsert: true, on: c)
             try insert(layer, features: anonymous, on: c)
-            let body = StoredChange.encode(changes)
+            let body = LayerChange.encode(changes)
             let rows = try c.query("""
                 INSERT INTO changes (layer, type, body) VALUES (\(layer), 'batch', \(body)) RETURNING sequence
                 """, logger: logger).wait()
@@ -223,6 +225,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
 
     private func entries(_ layer: String, after sequence: Int64, on c: PostgresConnection) throws -> [JournalEntry] {
         var entries: [JournalEntry] = []
+        var layerKind: LayerKind?
         let rows = try c.query("""
             SELECT sequence, type, body FROM changes WHERE layer = \(layer) AND sequence > \(sequence) ORDER BY sequence
             """, logger: logger).wait()
@@ -233,9 +236,21 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
                 guard let stored = try self.layer(layer, on: c) else { return [] }
                 return [JournalEntry(sequence: stored.sequence, layer: layer, body: .snapshot(stored.records))]
             }
-            entries.append(JournalEntry(sequence: number, layer: layer, body: .changes(try StoredChange.decode(body))))
+            let kind = try layerKind ?? self.kind(of: layer, on: c)
+            layerKind = kind
+            entries.append(JournalEntry(sequence: number, layer: layer,
+                                        body: .changes(try LayerChange.decode(body, kind: kind, layer: layer))))
         }
         return entries
+    }
+
+    /// The kind of a layer the store holds.
+    private func kind(of layer: String, on c: PostgresConnection) throws -> LayerKind {
+        let rows = try c.query("SELECT kind FROM layers WHERE name = \(layer)", logger: logger).wait()
+        guard let row = rows.rows.first, let kind = LayerKind(rawValue: try row.decode(String.self)) else {
+            throw EngineError.storageUnavailable(reason: "layer \"\(layer)\" has changes but no known kind")
+        }
+        return kind
     }
 
     private func replace(_ name: String, kind: LayerKind, records: [StoredRecord],

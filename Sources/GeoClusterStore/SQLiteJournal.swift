@@ -110,7 +110,7 @@ public final class SQLiteJournal: LayerJournal {
         try write { db -> Int64 in try Self.replace(name, kind: kind, records: records, in: db) }
     }
 
-    public func commit(layer: String, changes: [StoredChange], appliedSequence: Int64,
+    public func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,
                        validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
         try write { db -> Int64 in
             try validate(try Self.entries(layer, after: appliedSequence, in: db))
@@ -121,12 +121,14 @@ public final class SQLiteJournal: LayerJournal {
             let delete = try db.cachedStatement(sql: "DELETE FROM points WHERE layer = ? AND id_key = ?")
             for change in changes {
                 switch change {
-                case let .put(record): try put.execute(arguments: [layer, record.idKey, record.featureJSON])
+                case let .insert(record), let .upsert(record):
+                    let stored = StoredRecord(record)
+                    try put.execute(arguments: [layer, stored.idKey, stored.featureJSON])
                 case let .delete(idKey): try delete.execute(arguments: [layer, idKey])
                 }
             }
             try db.execute(sql: "INSERT INTO changes (layer, type, body) VALUES (?, 'batch', ?)",
-                           arguments: [layer, StoredChange.encode(changes)])
+                           arguments: [layer, LayerChange.encode(changes)])
             return db.lastInsertedRowID
         }
     }
@@ -176,6 +178,7 @@ public final class SQLiteJournal: LayerJournal {
 
     static func entries(_ layer: String, after sequence: Int64, in db: Database) throws -> [JournalEntry] {
         var entries: [JournalEntry] = []
+        var layerKind: LayerKind?
         let rows = try Row.fetchCursor(db, sql: """
             SELECT sequence, type, body FROM changes WHERE layer = ? AND sequence > ? ORDER BY sequence
             """, arguments: [layer, sequence])
@@ -186,9 +189,21 @@ public final class SQLiteJournal: LayerJournal {
                 guard let stored = try Self.layer(layer, in: db) else { return [] }
                 return [JournalEntry(sequence: stored.sequence, layer: layer, body: .snapshot(stored.records))]
             }
-            entries.append(JournalEntry(sequence: row[0], layer: layer, body: .changes(try StoredChange.decode(body))))
+            let kind = try layerKind ?? Self.kind(of: layer, in: db)
+            layerKind = kind
+            entries.append(JournalEntry(sequence: row[0], layer: layer,
+                                        body: .changes(try LayerChange.decode(body, kind: kind, layer: layer))))
         }
         return entries
+    }
+
+    /// The kind of a layer the store holds.
+    static func kind(of layer: String, in db: Database) throws -> LayerKind {
+        guard let name = try String.fetchOne(db, sql: "SELECT kind FROM layers WHERE name = ?", arguments: [layer]),
+              let kind = LayerKind(rawValue: name) else {
+            throw EngineError.storageUnavailable(reason: "layer \"\(layer)\" has changes but no known kind")
+        }
+        return kind
     }
 
     static func replace(_ name: String, kind: LayerKind, records: [StoredRecord], in db: Database) throws -> Int64 {

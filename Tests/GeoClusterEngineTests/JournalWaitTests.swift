@@ -40,7 +40,7 @@ struct JournalWaitTests {
         func replaceLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64 { 0 }
         func entries(layer: String, after sequence: Int64) throws(EngineError) -> [JournalEntry] { [] }
 
-        func commit(layer: String, changes: [StoredChange], appliedSequence: Int64,
+        func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,
                     validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 state.entered += 1
