@@ -144,18 +144,11 @@ struct Endpoint: Sendable {
         }
     }
 
-    /// A finite number written in JSON's number grammar, or `nil`. The JSON parser does the
-    /// reading, so the HTTP transport accepts exactly the numbers the JSON-lines one does.
+    /// A finite number written in JSON's number grammar, or `nil`, read by the JSON
+    /// parser's number reader (``JSONValue/number(text:)``), so the HTTP transport accepts
+    /// exactly the numbers the JSON-lines one does.
     static func strictNumber(_ text: some StringProtocol) -> Double? {
-        let allowed = text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
-                 UInt8(ascii: "e"), UInt8(ascii: "E"): true
-            default: false
-            }
-        }
-        guard allowed, !text.isEmpty, case let .number(value)? = try? JSONValue.parse(String(text)) else { return nil }
-        return value.isFinite ? value : nil
+        JSONValue.number(text: text)
     }
 }
 

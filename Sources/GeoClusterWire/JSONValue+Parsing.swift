@@ -123,6 +123,13 @@ private struct JSONParser<Bytes: RandomAccessCollection<UInt8>> where Bytes.Inde
         position = bytes.startIndex
     }
 
+    /// Reads the whole input as one number and nothing else; `nil` when it is not one.
+    mutating func parseWholeNumber() -> Double? {
+        guard let first = bytes.first, first == UInt8(ascii: "-") || isDigit(first),
+              let value = try? parseNumber(), position == bytes.endIndex else { return nil }
+        return value
+    }
+
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
         let value = try parseValue(depth: 0)
         skipWhitespace()
@@ -563,3 +570,16 @@ private let powersOfTen: [Double] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ]
+
+extension JSONValue {
+    /// `text` read as one JSON number (`-12.5e3`; no `+5`, `.5`, `5.`, `05`, `NaN` or
+    /// `inf`), as the parser reads numbers inside a document, or `nil`: what a query
+    /// string's numbers are held to, so that both transports accept the same numbers.
+    /// A number beyond a double's range is `nil` too.
+    public static func number(text: some StringProtocol) -> Double? {
+        let bytes = Array(text.utf8)
+        var parser = JSONParser(bytes: bytes, maxDepth: 1)
+        guard let value = parser.parseWholeNumber(), value.isFinite else { return nil }
+        return value
+    }
+}
