@@ -44,8 +44,8 @@ struct KeyStoreTests {
         try Self.checkKeyStore { try SQLiteJournal(path: path) }
     }
 
-    @Test func postgresKeepsKeysAndARevokedKeyFailsOnEveryReplica() throws {
-        guard let cluster = try ReplicaTests.clusterForReplicas() else { return }
+    @Test(ReplicaTests.needsReplicas) func postgresKeepsKeysAndARevokedKeyFailsOnEveryReplica() throws {
+        let cluster = try ReplicaTests.clusterForReplicas()
         defer { cluster.stop() }
         try cluster.createDatabase("keys")
         try Self.checkKeyStore { try PostgresJournal(url: cluster.url("keys")) }

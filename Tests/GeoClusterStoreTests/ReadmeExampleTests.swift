@@ -33,11 +33,8 @@ struct ReadmeExampleTests {
         return blocks
     }
 
-    @Test func theExamplesRunAsWritten() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
-            print("skipped: curl not found")
-            return
-        }
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "curl not found"))
+    func theExamplesRunAsWritten() throws {
         let binary = try #require(GeoClusterExecutable.url, "the geo-cluster executable is built with the tests")
         let blocks = try Self.examples()
         #expect(blocks.count >= 5, "README's examples section has its sh blocks")

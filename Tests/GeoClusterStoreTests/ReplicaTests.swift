@@ -90,23 +90,26 @@ struct ReplicaTests {
         return false
     }
 
-    /// A throwaway PostgreSQL cluster for replicas that curl talks to, or `nil` (with the
-    /// reason printed) when PostgreSQL or curl is not installed.
-    static func clusterForReplicas() throws -> PostgresCluster? {
-        if let reason = PostgresCluster.unavailableReason {
-            print("skipped: \(reason)")
-            return nil
-        }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
-            print("skipped: curl not found")
-            return nil
-        }
+    /// Why replicas cannot be tested here (no PostgreSQL binaries, no curl), or `nil`.
+    static var unavailableReason: String? {
+        if let reason = PostgresCluster.unavailableReason { return reason }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else { return "curl not found" }
+        return nil
+    }
+
+    /// The trait of tests that need replicas: skipped, with the reason, when they cannot run.
+    static var needsReplicas: ConditionTrait {
+        .enabled(if: unavailableReason == nil, Comment(rawValue: unavailableReason ?? ""))
+    }
+
+    /// A throwaway PostgreSQL cluster for replicas that curl talks to.
+    static func clusterForReplicas() throws -> PostgresCluster {
         signal(SIGPIPE, SIG_IGN)
         return try PostgresCluster()
     }
 
-    @Test func replicasOnOneDatabaseShareEveryAcknowledgedWrite() throws {
-        guard let cluster = try Self.clusterForReplicas() else { return }
+    @Test(needsReplicas) func replicasOnOneDatabaseShareEveryAcknowledgedWrite() throws {
+        let cluster = try Self.clusterForReplicas()
         defer { cluster.stop() }
         try cluster.createDatabase("replicas")
         let store = cluster.url("replicas")
