@@ -19,13 +19,12 @@ import Synchronization
 final class AnswerCache: Sendable {
     let budgetBytes: Int
     private let state = Mutex(State())
-    private let hitCount = Atomic<Int>(0)
-    private let missCount = Atomic<Int>(0)
-
     private struct State {
         var newer: [String: PreparedAnswer] = [:]
         var older: [String: PreparedAnswer] = [:]
         var newerBytes = 0
+        var hits = 0
+        var misses = 0
     }
 
     /// The default budget: room for thousands of viewport answers (tens of KB each).
@@ -35,18 +34,23 @@ final class AnswerCache: Sendable {
         self.budgetBytes = budgetBytes
     }
 
-    var hits: Int { hitCount.load(ordering: .relaxed) }
-    var misses: Int { missCount.load(ordering: .relaxed) }
+    var hits: Int { state.withLock { $0.hits } }
+    var misses: Int { state.withLock { $0.misses } }
 
     func answer(for key: String) -> PreparedAnswer? {
-        let found = state.withLock { state -> PreparedAnswer? in
-            if let answer = state.newer[key] { return answer }
-            guard let answer = state.older.removeValue(forKey: key) else { return nil }
+        state.withLock { state -> PreparedAnswer? in
+            if let answer = state.newer[key] {
+                state.hits += 1
+                return answer
+            }
+            guard let answer = state.older.removeValue(forKey: key) else {
+                state.misses += 1
+                return nil
+            }
+            state.hits += 1
             Self.add(answer, for: key, to: &state, budget: budgetBytes)
             return answer
         }
-        if found == nil { missCount.add(1, ordering: .relaxed) } else { hitCount.add(1, ordering: .relaxed) }
-        return found
     }
 
     func keep(_ answer: PreparedAnswer, for key: String) {

@@ -25,9 +25,15 @@ public final class RequestMetrics: Sendable {
     /// Connections open now.
     private let openConnections = Atomic<Int>(0)
     /// Requests refused for their key: without a valid one (401), or not allowed by it (403).
-    private let unauthorizedRequests = Atomic<UInt64>(0)
-    private let forbiddenRequests = Atomic<UInt64>(0)
-    private let notOwnerRequests = Atomic<UInt64>(0)
+    /// (One lock for the three rather than three more `Atomic`s: Swift 6.3.1's optimiser
+    /// crashes on this class's initialiser with six noncopyable stored properties.)
+    private let keyRejections = Mutex(KeyRejections())
+
+    private struct KeyRejections {
+        var unauthorized: UInt64 = 0
+        var forbidden: UInt64 = 0
+        var notOwner: UInt64 = 0
+    }
     private let slotByRoute: [String: Int]
     private let slots: [Slot]
 
@@ -68,11 +74,13 @@ public final class RequestMetrics: Sendable {
 
     /// Counts a request refused for its key, when `error` is such a refusal.
     func countKeyRejection(_ error: EngineError) {
-        switch error {
-        case .unauthorized: unauthorizedRequests.add(1, ordering: .relaxed)
-        case .forbidden: forbiddenRequests.add(1, ordering: .relaxed)
-        case .notOwner: notOwnerRequests.add(1, ordering: .relaxed)
-        default: break
+        keyRejections.withLock { counts in
+            switch error {
+            case .unauthorized: counts.unauthorized += 1
+            case .forbidden: counts.forbidden += 1
+            case .notOwner: counts.notOwner += 1
+            default: break
+            }
         }
     }
 
@@ -138,11 +146,12 @@ public final class RequestMetrics: Sendable {
         out += "# HELP geocluster_http_connections_open Connections open now.\n"
         out += "# TYPE geocluster_http_connections_open gauge\n"
         out += "geocluster_http_connections_open \(openConnections.load(ordering: .relaxed))\n"
+        let rejections = keyRejections.withLock { $0 }
         out += "# HELP geocluster_http_key_rejections_total Requests refused for their API key: none or an invalid or revoked one (unauthorized), one that does not allow the request (forbidden), a write to another observer's sighting (not_owner). Lines of POST /v1/query are not counted.\n"
         out += "# TYPE geocluster_http_key_rejections_total counter\n"
-        out += "geocluster_http_key_rejections_total{reason=\"unauthorized\"} \(unauthorizedRequests.load(ordering: .relaxed))\n"
-        out += "geocluster_http_key_rejections_total{reason=\"forbidden\"} \(forbiddenRequests.load(ordering: .relaxed))\n"
-        out += "geocluster_http_key_rejections_total{reason=\"not_owner\"} \(notOwnerRequests.load(ordering: .relaxed))\n"
+        out += "geocluster_http_key_rejections_total{reason=\"unauthorized\"} \(rejections.unauthorized)\n"
+        out += "geocluster_http_key_rejections_total{reason=\"forbidden\"} \(rejections.forbidden)\n"
+        out += "geocluster_http_key_rejections_total{reason=\"not_owner\"} \(rejections.notOwner)\n"
         out += "# HELP geocluster_proj_files_refused_total project requests refused because their CRS named a file PROJ may not read.\n"
         out += "# TYPE geocluster_proj_files_refused_total counter\n"
         out += "geocluster_proj_files_refused_total \(engine.refusedPROJFiles)\n"
