@@ -43,11 +43,13 @@ struct ReadmeExampleTests {
         defer { try? FileManager.default.removeItem(at: work) }
         let (port1, port2) = (try freePort(), try freePort())
 
+        // In this order, so that no replacement reaches into text an earlier one put in:
+        // the work directory's name may hold "8080", the binary may lie under /tmp.
         func adapted(_ text: String) -> String {
-            text.replacingOccurrences(of: ".build/release/geo-cluster", with: binary.path)
-                .replacingOccurrences(of: "/tmp/", with: work.path + "/")
-                .replacingOccurrences(of: "8080", with: "\(port1)")
+            text.replacingOccurrences(of: "8080", with: "\(port1)")
                 .replacingOccurrences(of: "8081", with: "\(port2)")
+                .replacingOccurrences(of: "/tmp/", with: work.path + "/")
+                .replacingOccurrences(of: ".build/release/geo-cluster", with: binary.path)
         }
         var expected: [String] = []
         var script = """
