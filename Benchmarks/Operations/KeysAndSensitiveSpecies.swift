@@ -12,35 +12,16 @@ import Synchronization
 /// - with sensitive species: the same points, two of the ten species sensitive (20% of
 ///   the sightings answered at their 0.1-degree cell centre).
 func keysAndSensitiveSpeciesBenchmarks() {
-    let queries = Benchmark.Configuration(metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
-                                          warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)
-
-    Benchmark("clusters as GeoJSON, sightings 1000k, with a key check", configuration: queries) { benchmark in
-        let fixture = WriteFixture.shared
+    Benchmark("clusters as GeoJSON, sightings 1000k, with a key check", configuration: viewportQueries) { benchmark in
+        let engine = WriteFixture.shared.engine
         let (ring, header) = try KeyFixture.ring()
-        let view = fixture.nextViewport()
-        let request = Request.clusters(layer: "sightings", bbox: view.bbox, zoom: view.zoom)
-        var output: [UInt8] = []
-        output.reserveCapacity(1 << 20)
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            output.removeAll(keepingCapacity: true)
-            try fixture.engine.authorize(request, by: try ring.caller(authorization: header))
-            try fixture.engine.encode(request, into: &output)
+        try measureViewport(benchmark, engine: engine) { request in
+            try engine.authorize(request, by: try ring.caller(authorization: header))
         }
     }
 
-    Benchmark("clusters as GeoJSON, sightings 1000k, 2 of 10 species sensitive", configuration: queries) { benchmark in
-        let fixture = WriteFixture.shared
-        let engine = SensitiveFixture.shared.engine
-        let view = fixture.nextViewport()
-        var output: [UInt8] = []
-        output.reserveCapacity(1 << 20)
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            output.removeAll(keepingCapacity: true)
-            try engine.encode(.clusters(layer: "sightings", bbox: view.bbox, zoom: view.zoom), into: &output)
-        }
+    Benchmark("clusters as GeoJSON, sightings 1000k, 2 of 10 species sensitive", configuration: viewportQueries) { benchmark in
+        try measureViewport(benchmark, engine: SensitiveFixture.shared.engine)
     }
 }
 

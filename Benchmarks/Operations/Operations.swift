@@ -18,6 +18,27 @@ import Synchronization
 /// - `reachable` from the stations of the sample data in Data/: straight-line walks over
 ///   100,000 generated places around Korean stations, and walks over the pedestrian
 ///   network of central Helsinki.
+/// The configuration of the viewport benchmarks, one for all so that their figures compare.
+var viewportQueries: Benchmark.Configuration {
+    .init(metrics: [.wallClock, .mallocCountTotal], warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)
+}
+
+/// Answers the next of the 200 viewports of the 1M-sighting layer as GeoJSON bytes, as the
+/// transports write them, with `engine`; `before` runs ahead of each answer (a key check).
+func measureViewport(_ benchmark: Benchmark, engine: Engine,
+                     before: (Request) throws -> Void = { _ in }) throws {
+    let view = WriteFixture.shared.nextViewport()
+    let request = Request.clusters(layer: "sightings", bbox: view.bbox, zoom: view.zoom)
+    var output: [UInt8] = []
+    output.reserveCapacity(1 << 20)
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+        output.removeAll(keepingCapacity: true)
+        try before(request)
+        try engine.encode(request, into: &output)
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     let writes = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal, .throughput],
                                          warmupIterations: 100, maxDuration: .seconds(10), maxIterations: 10_000)
@@ -38,18 +59,8 @@ let benchmarks: @Sendable () -> Void = {
         }, setup: startQueries, teardown: stopQueries)
     }
 
-    Benchmark("clusters as GeoJSON, sightings 1000k",
-              configuration: .init(metrics: [.wallClock, .mallocCountTotal],
-                                   warmupIterations: 200, maxDuration: .seconds(20), maxIterations: 2_000)) { benchmark in
-        let fixture = WriteFixture.shared
-        let view = fixture.nextViewport()
-        var output: [UInt8] = []
-        output.reserveCapacity(1 << 20)
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            output.removeAll(keepingCapacity: true)
-            try fixture.engine.encode(.clusters(layer: "sightings", bbox: view.bbox, zoom: view.zoom), into: &output)
-        }
+    Benchmark("clusters as GeoJSON, sightings 1000k", configuration: viewportQueries) { benchmark in
+        try measureViewport(benchmark, engine: WriteFixture.shared.engine)
     }
 
     keysAndSensitiveSpeciesBenchmarks()
