@@ -29,7 +29,7 @@ public struct StationQuery: Sendable, Equatable {
             throw .invalidField("q", reason: "must hold a name, not only spaces or punctuation")
         }
         line = try fields.optionalString("line")
-        near = fields.value("lon") != nil || fields.value("lat") != nil ? try fields.location() : nil
+        near = fields.has("lon") || fields.has("lat") ? try fields.location() : nil
         limit = try fields.optionalInt("limit", in: 1...Request.maxStationsLimit) ?? Request.defaultStationsLimit
     }
 }

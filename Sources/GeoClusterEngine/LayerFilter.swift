@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 
 /// The query-time filters of a layer, as requests carry them. Which ones a layer takes
 /// depends on its kind: sightings take `species`, `from`, `to`, `months` and `observer`; places take
@@ -64,21 +65,30 @@ public struct LayerFilter: Sendable, Equatable {
 }
 
 extension FieldReader {
-    /// A string or an array of strings (at most `max`), each non-empty.
+    /// A string or an array of strings (at most `max`), each non-empty; in text, a
+    /// comma-separated list.
     mutating func optionalStrings(_ name: String, max: Int) throws(EngineError) -> [String]? {
-        guard let value = value(name) else { return nil }
-        if let string = value.stringValue {
-            guard !string.isEmpty else { throw .invalidField(name, reason: "must not be empty") }
-            return [string]
-        }
-        guard let items = value.arrayValue else {
-            throw .invalidField(name, reason: "must be a string or an array of strings")
+        let items: [String?]
+        switch field(name) {
+        case nil:
+            return nil
+        case let .json(value)?:
+            if let string = value.stringValue {
+                guard !string.isEmpty else { throw .invalidField(name, reason: "must not be empty") }
+                return [string]
+            }
+            guard let array = value.arrayValue else {
+                throw .invalidField(name, reason: "must be a string or an array of strings")
+            }
+            items = array.map(\.stringValue)
+        case let .text(text)?:
+            items = Self.items(text).map { String($0) }
         }
         guard items.count <= max else { throw .invalidField(name, reason: "takes at most \(max) values, got \(items.count)") }
         var strings: [String] = []
         strings.reserveCapacity(items.count)
         for item in items {
-            guard let string = item.stringValue, !string.isEmpty else {
+            guard let string = item, !string.isEmpty else {
                 throw .invalidField(name, reason: "must be a string or an array of non-empty strings")
             }
             strings.append(string)
@@ -86,14 +96,29 @@ extension FieldReader {
         return strings
     }
 
-    /// An integer or an array of integers within `range` (at most `max`).
+    /// An integer or an array of integers within `range` (at most `max`); in text, a
+    /// comma-separated list.
     mutating func optionalInts(_ name: String, in range: ClosedRange<Int>, max: Int) throws(EngineError) -> [Int]? {
-        guard let value = value(name) else { return nil }
-        let items = value.arrayValue ?? [value]
+        let items: [Double?]
+        switch field(name) {
+        case nil:
+            return nil
+        case let .json(value)?:
+            items = (value.arrayValue ?? [value]).map(\.doubleValue)
+        case let .text(text)?:
+            var numbers: [Double?] = []
+            for part in Self.items(text) {
+                guard let number = JSONValue.number(text: part) else {
+                    throw .invalidField(name, reason: "must be comma-separated numbers, got \"\(part.prefix(40))\"")
+                }
+                numbers.append(number)
+            }
+            items = numbers
+        }
         guard items.count <= max else { throw .invalidField(name, reason: "takes at most \(max) values, got \(items.count)") }
         var numbers: [Int] = []
         for item in items {
-            guard let number = item.intValue, range.contains(number) else {
+            guard let item, let number = Int(exactly: item), range.contains(number) else {
                 throw .invalidField(name, reason: "must be integers within \(range.lowerBound)...\(range.upperBound)")
             }
             numbers.append(number)

@@ -1,4 +1,5 @@
 import GeoCluster
+import GeoClusterWire
 import GeoProjection
 
 extension Request {
@@ -28,24 +29,40 @@ extension FieldReader {
     }
 
     /// An array of `[x, y]` number pairs in visualisation order (longitude/latitude or
-    /// easting/northing). An error about one pair names it as `name[i]`.
+    /// easting/northing); in text, `x,y` pairs separated by `;`. An error about one pair
+    /// names it as `name[i]`.
     mutating func coordinatePairs(_ name: String, limit: Int) throws(EngineError) -> [CRSPoint] {
-        guard let value = value(name) else { throw .missingField(name) }
-        guard let items = value.arrayValue else {
-            throw .invalidField(name, reason: "must be an array of [x, y] pairs")
-        }
-        guard (1...limit).contains(items.count) else {
-            throw .invalidField(name, reason: "must hold 1 to \(limit) [x, y] pairs, got \(items.count)")
-        }
         var points: [CRSPoint] = []
-        points.reserveCapacity(items.count)
-        for (i, item) in items.enumerated() {
-            guard let pair = item.arrayValue, pair.count == 2,
-                  let x = pair[0].doubleValue, let y = pair[1].doubleValue
-            else {
-                throw .invalidField("\(name)[\(i)]", reason: "must be an array of two numbers [x, y]")
+        switch field(name) {
+        case nil:
+            throw .missingField(name)
+        case let .json(value)?:
+            guard let items = value.arrayValue else {
+                throw .invalidField(name, reason: "must be an array of [x, y] pairs")
             }
-            points.append(CRSPoint(x: x, y: y))
+            guard (1...limit).contains(items.count) else {
+                throw .invalidField(name, reason: "must hold 1 to \(limit) [x, y] pairs, got \(items.count)")
+            }
+            points.reserveCapacity(items.count)
+            for (i, item) in items.enumerated() {
+                guard let pair = item.arrayValue, pair.count == 2,
+                      let x = pair[0].doubleValue, let y = pair[1].doubleValue
+                else {
+                    throw .invalidField("\(name)[\(i)]", reason: "must be an array of two numbers [x, y]")
+                }
+                points.append(CRSPoint(x: x, y: y))
+            }
+        case let .text(text)?:
+            for (i, pair) in text.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
+                let parts = pair.split(separator: ",", omittingEmptySubsequences: false)
+                guard parts.count == 2, let x = JSONValue.number(text: parts[0]), let y = JSONValue.number(text: parts[1]) else {
+                    throw .invalidField("\(name)[\(i)]", reason: "must be two comma-separated numbers x,y, got \"\(pair.prefix(40))\"")
+                }
+                points.append(CRSPoint(x: x, y: y))
+            }
+        }
+        guard (1...limit).contains(points.count) else {
+            throw .invalidField(name, reason: "must hold 1 to \(limit) [x, y] pairs, got \(points.count)")
         }
         return points
     }

@@ -92,8 +92,8 @@ public struct ReachableQuery: Sendable, Equatable {
         layer = try fields.string("layer")
         stationsLayer = try fields.optionalString("stations_layer") ?? "stations"
 
-        let station = fields.value("station")
-        let hasLocation = fields.value("lon") != nil || fields.value("lat") != nil
+        let station = fields.optionalID("station")
+        let hasLocation = fields.has("lon") || fields.has("lat")
         switch (station, hasLocation) {
         case let (station?, false):
             guard LayerRecord.idKey(of: station) != nil else {
@@ -192,7 +192,7 @@ public struct ReachableQuery: Sendable, Equatable {
         limit = try fields.optionalInt("limit", in: 1...Request.maxReachableLimit) ?? Request.defaultReachableLimit
         offset = try fields.optionalInt("offset", in: Request.exactIntegers) ?? 0
         includeUnreachable = try fields.optionalBool("include_unreachable") ?? false
-        switch (fields.value("bbox") != nil, fields.value("zoom") != nil) {
+        switch (fields.has("bbox"), fields.has("zoom")) {
         case (true, true):
             clusterView = ClusterView(bbox: try fields.bbox("bbox"), zoom: try fields.double("zoom", in: -1_000...1_000))
         case (false, false):
@@ -215,21 +215,23 @@ extension Request {
 }
 
 extension FieldReader {
-    mutating func optionalDouble(_ name: String, in range: ClosedRange<Double>) throws(EngineError) -> Double? {
-        guard value(name) != nil else { return nil }
-        return try double(name, in: range)
-    }
-
     /// `lon` and `lat` in degrees, both required.
     mutating func location() throws(EngineError) -> Coordinate {
         Coordinate(longitude: try double("lon", in: -180...180), latitude: try double("lat", in: -90...90))
     }
 
-    /// `true` or `false`, also as the strings "true" and "false" (an HTTP query's text).
+    /// `true` or `false`, also as the strings "true" and "false" (as an HTTP query writes them).
     mutating func optionalBool(_ name: String) throws(EngineError) -> Bool? {
-        guard let value = value(name) else { return nil }
-        if let bool = value.boolValue { return bool }
-        switch value.stringValue {
+        let text: String?
+        switch field(name) {
+        case nil: return nil
+        case let .json(value)?:
+            if let bool = value.boolValue { return bool }
+            text = value.stringValue
+        case let .text(value)?:
+            text = value
+        }
+        switch text {
         case "true": return true
         case "false": return false
         default: throw .invalidField(name, reason: "must be true or false")
@@ -247,53 +249,65 @@ extension FieldReader {
     }
 
     /// A walking pace: `slow`, `normal`, `fast`, or a speed in km/h as a number or as the
-    /// text of one (an HTTP query's `pace=4.2`).
+    /// text of one (`pace=4.2`).
     mutating func pace(_ name: String) throws(EngineError) -> WalkingPace? {
-        guard let value = value(name) else { return nil }
-        let speed: Double
-        if let number = value.doubleValue {
-            speed = number
-        } else if let text = value.stringValue {
-            if let number = Double(text), text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (48...57).contains($0) }) {
-                speed = number
-            } else {
-                do { return try WalkingPace.named(text) } catch { throw .core(error, field: name) }
+        let text: String
+        switch field(name) {
+        case nil: return nil
+        case let .json(value)?:
+            if let number = value.doubleValue { return try Self.pace(kilometersPerHour: number, field: name) }
+            guard let string = value.stringValue else {
+                throw .invalidField(name, reason: "must be \"slow\", \"normal\", \"fast\" or a speed in km/h")
             }
-        } else {
-            throw .invalidField(name, reason: "must be \"slow\", \"normal\", \"fast\" or a speed in km/h")
+            text = string
+        case let .text(value)?:
+            text = value
         }
+        if let number = Double(text), text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (48...57).contains($0) }) {
+            return try Self.pace(kilometersPerHour: number, field: name)
+        }
+        do { return try WalkingPace.named(text) } catch { throw .core(error, field: name) }
+    }
+
+    private static func pace(kilometersPerHour speed: Double, field: String) throws(EngineError) -> WalkingPace {
         do {
             return try WalkingPace(kilometersPerHour: speed)
         } catch {
-            throw .core(error, field: name)
+            throw .core(error, field: field)
         }
     }
 
-    /// Dwell minutes per category: an object `{"cafe": 20}`, or an array of `"category:minutes"`
-    /// strings (an HTTP query's `dwell_minutes=cafe:20,museum:60`). Ranges are checked with
-    /// the other parameters.
+    /// Dwell minutes per category: an object `{"cafe": 20}`, or `"category:minutes"` items,
+    /// as a JSON array of strings or a text list (`dwell_minutes=cafe:20,museum:60`). Ranges
+    /// are checked with the other parameters.
     mutating func dwellTable(_ name: String) throws(EngineError) -> [(String, Double)] {
-        guard let value = value(name) else { return [] }
         var table: [(String, Double)] = []
-        if let object = value.objectValue {
-            for (category, minutes) in object {
-                guard !category.isEmpty, let number = minutes.doubleValue else {
-                    throw .invalidField("\(name).\(category)", reason: "must be a number of minutes")
-                }
-                table.append((category, number))
+        func item(_ text: (some StringProtocol)?, at i: Int) throws(EngineError) {
+            guard let text, let colon = text.lastIndex(of: ":"), colon != text.startIndex,
+                  let number = Double(text[text.index(after: colon)...])
+            else {
+                throw .invalidField("\(name)[\(i)]", reason: "must be \"category:minutes\"")
             }
-        } else if let items = value.arrayValue {
-            for (i, item) in items.enumerated() {
-                guard let text = item.stringValue, let colon = text.lastIndex(of: ":"),
-                      colon != text.startIndex,
-                      let number = Double(text[text.index(after: colon)...])
-                else {
-                    throw .invalidField("\(name)[\(i)]", reason: "must be \"category:minutes\"")
+            table.append((String(text[..<colon]), number))
+        }
+        switch field(name) {
+        case nil:
+            return []
+        case let .json(value)?:
+            if let object = value.objectValue {
+                for (category, minutes) in object {
+                    guard !category.isEmpty, let number = minutes.doubleValue else {
+                        throw .invalidField("\(name).\(category)", reason: "must be a number of minutes")
+                    }
+                    table.append((category, number))
                 }
-                table.append((String(text[..<colon]), number))
+            } else if let items = value.arrayValue {
+                for (i, value) in items.enumerated() { try item(value.stringValue, at: i) }
+            } else {
+                throw .invalidField(name, reason: "must be an object of minutes by category")
             }
-        } else {
-            throw .invalidField(name, reason: "must be an object of minutes by category")
+        case let .text(text)?:
+            for (i, part) in Self.items(text).enumerated() { try item(part, at: i) }
         }
         guard table.count <= LayerFilter.maxValues else {
             throw .invalidField(name, reason: "takes at most \(LayerFilter.maxValues) categories")

@@ -78,7 +78,19 @@ public enum Request: Sendable, Equatable {
             throw .invalidRequest(reason: "a request must be a JSON object")
         }
         var fields = FieldReader(object)
-        let op = try fields.string("op")
+        try self.init(op: try fields.string("op"), reading: &fields)
+    }
+
+    /// Reads an operation from the text parameters of an HTTP route (path captures and
+    /// query items, percent-decoded, names unique): `zoom=6`, `bbox=126.8,37.4,127.2,37.7`,
+    /// `species=Anas acuta,Grus japonensis`. Each field reads its text as its JSON form
+    /// is read, with the same error codes and field names (see ``FieldReader``).
+    public init(op: String, parameters: [(name: String, value: String)]) throws(EngineError) {
+        var fields = FieldReader(parameters: parameters)
+        try self.init(op: op, reading: &fields)
+    }
+
+    private init(op: String, reading fields: inout FieldReader) throws(EngineError) {
         switch op {
         case "layers":
             self = .layers
@@ -140,91 +152,6 @@ public enum Request: Sendable, Equatable {
             throw .unknownOperation(op)
         }
         try fields.rejectUnused()
-    }
-}
-
-/// Reads typed fields from a request object, remembering which were read.
-struct FieldReader {
-    private let object: JSONObject
-    private var used: Set<String> = ["id", "op"]
-
-    init(_ object: JSONObject) { self.object = object }
-
-    mutating func value(_ name: String) -> JSONValue? {
-        used.insert(name)
-        guard let value = object[name], !value.isNull else { return nil }
-        return value
-    }
-
-    mutating func string(_ name: String) throws(EngineError) -> String {
-        guard let string = try optionalString(name) else { throw .missingField(name) }
-        return string
-    }
-
-    mutating func optionalString(_ name: String) throws(EngineError) -> String? {
-        guard let value = value(name) else { return nil }
-        guard let string = value.stringValue else { throw .invalidField(name, reason: "must be a string") }
-        guard !string.isEmpty else { throw .invalidField(name, reason: "must not be empty") }
-        return string
-    }
-
-    mutating func double(_ name: String, in range: ClosedRange<Double>) throws(EngineError) -> Double {
-        guard let value = value(name) else { throw .missingField(name) }
-        guard let number = value.doubleValue else { throw .invalidField(name, reason: "must be a number") }
-        guard range.contains(number) else {
-            throw .invalidField(name, reason: "must be within \(range.lowerBound)...\(range.upperBound), got \(number)")
-        }
-        return number
-    }
-
-    mutating func int(_ name: String, in range: ClosedRange<Int>) throws(EngineError) -> Int {
-        guard let number = try optionalInt(name, in: range) else { throw .missingField(name) }
-        return number
-    }
-
-    mutating func optionalInt(_ name: String, in range: ClosedRange<Int>) throws(EngineError) -> Int? {
-        guard let value = value(name) else { return nil }
-        guard let number = value.intValue else { throw .invalidField(name, reason: "must be an integer") }
-        guard range.contains(number) else {
-            throw .invalidField(name, reason: "must be within \(range.lowerBound)...\(range.upperBound), got \(number)")
-        }
-        return number
-    }
-
-    mutating func bbox(_ name: String) throws(EngineError) -> BoundingBox {
-        guard let value = value(name) else { throw .missingField(name) }
-        guard let items = value.arrayValue, items.count == 4 else {
-            throw .invalidField(name, reason: "must be an array [west, south, east, north]")
-        }
-        var numbers: [Double] = []
-        for item in items {
-            guard let number = item.doubleValue else {
-                throw .invalidField(name, reason: "must be an array of 4 numbers [west, south, east, north]")
-            }
-            numbers.append(number)
-        }
-        do {
-            return try BoundingBox(numbers)
-        } catch {
-            throw .core(error, field: name)
-        }
-    }
-
-    /// A non-empty array of at most `max` items.
-    mutating func array(_ name: String, max: Int) throws(EngineError) -> [JSONValue] {
-        guard let value = value(name) else { throw .missingField(name) }
-        guard let items = value.arrayValue else { throw .invalidField(name, reason: "must be an array") }
-        guard !items.isEmpty else { throw .invalidField(name, reason: "must not be empty") }
-        guard items.count <= max else {
-            throw .invalidField(name, reason: "takes at most \(max) items per request, got \(items.count)")
-        }
-        return items
-    }
-
-    func rejectUnused() throws(EngineError) {
-        for key in object.keys where !used.contains(key) {
-            throw .unknownField(key)
-        }
     }
 }
 

@@ -69,9 +69,8 @@ extension GeoClusterAPI {
         let feature: JSONValue
         let caller: Caller
         do {
-            let object: JSONObject = ["op": "get", "layer": .string(try Self.pathText("layer", context)),
-                                      "ids": [Self.id(try Self.pathText("id", context))]]
-            let query = try GeoClusterEngine.Request(json: .object(object))
+            let query = GeoClusterEngine.Request.get(layer: try Self.pathText("layer", context),
+                                                     ids: [Self.id(try Self.pathText("id", context))])
             caller = try self.caller(request)
             try engine.authorize(query, by: caller)
             let result = try engine.execute(query, by: caller)

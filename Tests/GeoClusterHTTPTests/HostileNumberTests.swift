@@ -178,6 +178,30 @@ struct HostileNumberTests {
         "reachable": "layer=places&station=seoul&remaining_minutes=90",
     ]
 
+    /// How many numbers each numeric route parameter holds (`bbox` four, a `coordinates`
+    /// pair two, a list such as `months` one per item); every other parameter is text.
+    static let numbersIn: [String: Int] = [
+        "cluster_id": 1, "z": 1, "x": 1, "y": 1, "bbox": 4, "zoom": 1, "limit": 1, "offset": 1, "months": 1,
+        "coordinates": 2, "lon": 1, "lat": 1, "radius_m": 1, "k": 1, "remaining_minutes": 1, "detour_factor": 1,
+        "boarding_buffer_minutes": 1, "min_minutes": 1, "tight_minutes": 1,
+    ]
+
+    /// The route parameters that are text.
+    static let textParameters: Set<String> = [
+        "layer", "species", "from", "to", "category", "line", "observer", "sort", "stations_layer", "station",
+        "departure", "now", "pace", "travel", "network", "include_unreachable", "lang", "dwell_minutes", "q",
+    ]
+
+    /// A parameter added to a route is listed here as numeric or text, so that the hostile
+    /// numbers reach every numeric one.
+    @Test func everyRouteParameterIsClassified() {
+        for endpoint in Endpoint.all + [Endpoint.vectorTile] {
+            for name in endpoint.pathParameters + endpoint.queryParameters {
+                #expect((Self.numbersIn[name] != nil) != Self.textParameters.contains(name), "\(endpoint.path) \(name)")
+            }
+        }
+    }
+
     static let validPath: [String: String] = ["layer": "sightings", "cluster_id": "1", "z": "6", "x": "54", "y": "24"]
 
     /// Each REST route with each numeric parameter (each number of a list) set to each
@@ -194,20 +218,14 @@ struct HostileNumberTests {
                 }
                 return query.isEmpty ? text : text + "?" + query.joined(separator: "&")
             }
-            for parameter in endpoint.pathParameters {
-                guard case .number = parameter.kind else { continue }
+            for name in endpoint.pathParameters where Self.numbersIn[name] != nil {
                 for token in hostileTexts {
-                    targets.append(("GET", target(path: [parameter.name: RawHTTP.encoded(token)], query: base), nil))
+                    targets.append(("GET", target(path: [name: RawHTTP.encoded(token)], query: base), nil))
                 }
             }
-            for parameter in endpoint.queryParameters {
-                let count: Int
-                switch parameter.kind {
-                case .number, .list(numeric: true): count = 1
-                case let .numbers(n, _): count = n
-                case .pairs: count = 2
-                default: continue
-                }
+            for name in endpoint.queryParameters {
+                guard let count = Self.numbersIn[name] else { continue }
+                let parameter = (name: name, count: count)
                 let valid = base.first { $0.hasPrefix("\(parameter.name)=") }
                     .map { String($0.dropFirst(parameter.name.count + 1)).split(separator: ",").map(String.init) }
                     ?? Array(repeating: "1", count: count)
