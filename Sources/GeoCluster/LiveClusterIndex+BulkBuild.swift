@@ -106,7 +106,7 @@ struct BulkBuilder {
             counts.sort { $0.partition < $1.partition }
             for item in counts {
                 if let last = node.histogram.last, last.partition == item.partition {
-                    node.histogram[node.histogram.count - 1].count += item.count
+                    node.histogram[node.histogram.count - 1].add(item)
                 } else {
                     node.histogram.append(item)
                 }
@@ -127,7 +127,7 @@ struct BulkBuilder {
         }
         for entry in node.entries {
             node.aggregate.add(entry)
-            if histogram { node.count(partition: entry.partition, by: 1) }
+            if histogram { node.count(entry, sign: 1) }
         }
         return node
     }

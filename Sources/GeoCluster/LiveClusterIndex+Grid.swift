@@ -187,7 +187,7 @@ extension LiveClusterIndex {
     struct Grid {
         /// Cells by row, then column.
         var cells: [GridCell]
-        var histogram: [(partition: Int, count: Int)]
+        var histogram: [PartitionTotal]
         /// Cell index + 1 (0 for none) by position in the bounding range of the cells
         /// widened by one position on every side (so that every cell's 8 neighbours have
         /// a place in it), when that range is small enough for a table; binary search
@@ -386,9 +386,13 @@ extension LiveClusterIndex {
                                                histogramStart: grid.histogram.count, histogramEnd: grid.histogram.count))
                 }
                 if let histogram = c.pointee.histogram {
-                    for item in histogram { grid.histogram.append((Int(item.partition), Int(item.count))) }
+                    for item in histogram {
+                        grid.histogram.append(PartitionTotal(partition: Int(item.partition), count: Int(item.count),
+                                                             weight: Int(item.weight)))
+                    }
                 } else if partitioned, c.pointee.partition >= 0 {
-                    grid.histogram.append((c.pointee.partition, c.pointee.aggregate.count))
+                    grid.histogram.append(PartitionTotal(partition: c.pointee.partition, count: c.pointee.aggregate.count,
+                                                         weight: c.pointee.aggregate.weight))
                 }
                 grid.cells[grid.cells.count - 1].histogramEnd = grid.histogram.count
             }
@@ -440,7 +444,7 @@ extension LiveClusterIndex {
         var write = start
         for item in items {
             if write > start, grid.histogram[write - 1].partition == item.partition {
-                grid.histogram[write - 1].count += item.count
+                grid.histogram[write - 1].add(item)
             } else {
                 grid.histogram[write] = item
                 write += 1

@@ -208,13 +208,13 @@ extension LiveClusterIndex {
     }
 
     func summary(_ group: Group, grid: Grid) -> LiveSummary {
-        var combined: [(partition: Int, count: Int)]
+        var combined: [PartitionTotal]
         if group.mask == 0 {
             // One cell: its counts are already by partition without repeats.
             let cell = grid.cells[group.first]
             combined = Array(grid.histogram[cell.histogramStart..<cell.histogramEnd])
         } else {
-            var counts: [(partition: Int, count: Int)] = []
+            var counts: [PartitionTotal] = []
             forEachCell(of: group, in: grid) { m in
                 let cell = grid.cells[m]
                 counts.append(contentsOf: grid.histogram[cell.histogramStart..<cell.histogramEnd])
@@ -223,7 +223,7 @@ extension LiveClusterIndex {
             combined = []
             for item in counts {
                 if combined.last?.partition == item.partition {
-                    combined[combined.count - 1].count += item.count
+                    combined[combined.count - 1].add(item)
                 } else {
                     combined.append(item)
                 }

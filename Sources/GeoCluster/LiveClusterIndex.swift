@@ -192,7 +192,7 @@ public struct LiveClusterIndex: Sendable {
     static func insert(_ entry: LeafEntry, into node: inout QuadNode, bucketSize: Int, histogram: Bool) {
         node.stamp = QuadNode.newStamp()
         node.aggregate.add(entry)
-        if histogram { node.count(partition: entry.partition, by: 1) }
+        if histogram { node.count(entry, sign: 1) }
         if node.isLeaf {
             node.entries.append(entry)
             if node.entries.count > bucketSize, node.level < 32 { split(&node, bucketSize: bucketSize, histogram: histogram) }
@@ -227,8 +227,8 @@ public struct LiveClusterIndex: Sendable {
             leaf.entries = [entry]
             if histogram {
                 parent.histogram = sibling.histogram
-                parent.count(partition: entry.partition, by: 1)
-                leaf.count(partition: entry.partition, by: 1)
+                parent.count(entry, sign: 1)
+                leaf.count(entry, sign: 1)
             }
             let leafFirst = leaf.quadrant(at: common + 1) < sibling.quadrant(at: common + 1)
             parent.children = leafFirst ? [leaf, sibling] : [sibling, leaf]
@@ -238,7 +238,7 @@ public struct LiveClusterIndex: Sendable {
         var leaf = QuadNode(level: childLevel, qx: entry.qx, qy: entry.qy)
         leaf.aggregate.add(entry)
         leaf.entries = [entry]
-        if histogram { leaf.count(partition: entry.partition, by: 1) }
+        if histogram { leaf.count(entry, sign: 1) }
         let position = node.children.firstIndex { $0.quadrant(at: childLevel) > quadrant } ?? node.children.count
         node.children.insert(leaf, at: position)
     }
@@ -273,7 +273,7 @@ public struct LiveClusterIndex: Sendable {
         node.stamp = QuadNode.newStamp()
         let wasLatest = node.aggregate.latestTime == entry.time && node.aggregate.latestSlot == entry.slot
         node.aggregate.subtract(entry)
-        if histogram { node.count(partition: entry.partition, by: -1) }
+        if histogram { node.count(entry, sign: -1) }
         if node.isLeaf {
             if let i = node.entries.firstIndex(where: { $0.slot == entry.slot }) { node.entries.remove(at: i) }
             if wasLatest { node.aggregate.resetLatest(node.entries) }

@@ -73,21 +73,25 @@ public struct LiveSummary: Sendable, Hashable {
     /// point has a time.
     public var latestSlot: Int?
     /// Points per partition, largest count first, then by partition number.
-    public var partitionCounts: [(partition: Int, count: Int)]
+    public var partitionCounts: [PartitionTotal]
+}
 
-    public static func == (a: LiveSummary, b: LiveSummary) -> Bool {
-        a.weight == b.weight && a.latestSlot == b.latestSlot
-            && a.partitionCounts.map(\.partition) == b.partitionCounts.map(\.partition)
-            && a.partitionCounts.map(\.count) == b.partitionCounts.map(\.count)
+/// The points of one partition (a species, a category) in a cluster, and the sum of their
+/// weights (a sighting's individuals).
+public struct PartitionTotal: Sendable, Hashable {
+    public var partition: Int
+    public var count: Int
+    public var weight: Int
+
+    public init(partition: Int, count: Int, weight: Int) {
+        self.partition = partition
+        self.count = count
+        self.weight = weight
     }
 
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(weight)
-        hasher.combine(latestSlot)
-        for item in partitionCounts {
-            hasher.combine(item.partition)
-            hasher.combine(item.count)
-        }
+    mutating func add(_ other: PartitionTotal) {
+        count += other.count
+        weight += other.weight
     }
 }
 

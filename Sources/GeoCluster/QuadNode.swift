@@ -42,10 +42,17 @@ struct LeafEntry: Sendable {
     static func unquantize(_ value: UInt32) -> Double { Double(value) / 4_294_967_296.0 }
 }
 
-/// Points of one partition under a node.
+/// Points of one partition under a node, and the sum of their weights (a sighting's
+/// individuals).
 struct PartitionCount: Sendable, Equatable {
     var partition: Int32
     var count: Int32
+    var weight: Int64
+
+    mutating func add(_ other: PartitionCount) {
+        count += other.count
+        weight += other.weight
+    }
 }
 
 struct StoredPoint: Sendable {
@@ -142,17 +149,20 @@ struct QuadNode: Sendable {
 
     static func newStamp() -> UInt64 { stamps.add(1, ordering: .relaxed).newValue }
 
-    mutating func count(partition: UInt16, by delta: Int) {
+    /// Counts an entry into the histogram (`sign` 1) or out of it (-1).
+    mutating func count(_ entry: LeafEntry, sign: Int32) {
+        let partition = Int32(entry.partition)
+        let change = PartitionCount(partition: partition, count: sign, weight: Int64(sign) * Int64(entry.weight))
         var low = 0, high = histogram.count
         while low < high {
             let mid = (low + high) / 2
-            if histogram[mid].partition < Int32(partition) { low = mid + 1 } else { high = mid }
+            if histogram[mid].partition < partition { low = mid + 1 } else { high = mid }
         }
-        if low < histogram.count, histogram[low].partition == Int32(partition) {
-            histogram[low].count += Int32(delta)
+        if low < histogram.count, histogram[low].partition == partition {
+            histogram[low].add(change)
             if histogram[low].count == 0 { histogram.remove(at: low) }
         } else {
-            histogram.insert(PartitionCount(partition: Int32(partition), count: Int32(delta)), at: low)
+            histogram.insert(change, at: low)
         }
     }
 
@@ -216,7 +226,7 @@ struct QuadNode: Sendable {
             var entries: [LeafEntry] = []
             collectEntries(into: &entries)
             var expected = QuadNode.root
-            for e in entries { expected.count(partition: e.partition, by: 1) }
+            for e in entries { expected.count(e, sign: 1) }
             guard expected.histogram == histogram else { return false }
         }
         var total = NodeAggregate()

@@ -212,7 +212,7 @@ extension LiveLayer: ClusterLayer {
         let index = index
         return featureCollection(try EngineError.attributing(to: "zoom") { () throws(GeoClusterError) in
             try index.clusters(in: bbox, zoom: zoom, filter: liveFilter)
-        })
+        }, ranking: filter.topBy ?? .sightings)
     }
 
     public func children(of clusterID: Int, filter: LayerFilter) throws(EngineError) -> LayerAnswer {
@@ -220,7 +220,7 @@ extension LiveLayer: ClusterLayer {
         let index = index
         return featureCollection(try EngineError.attributing(to: "cluster_id") { () throws(GeoClusterError) in
             try index.children(of: clusterID, filter: liveFilter)
-        })
+        }, ranking: filter.topBy ?? .sightings)
     }
 
     public func leaves(of clusterID: Int, limit: Int, offset: Int, filter: LayerFilter,
@@ -284,14 +284,16 @@ extension LiveLayer: ClusterLayer {
         return LayerTile(extent: index.options.extent, features: tile.features,
                          pointSource: { tileProperties(slot: $0) },
                          clusterExtra: { feature in
-                             feature.aggregateIndex.map { aggregateProperties(tile.summaries[$0]) } ?? JSONObject()
+                             feature.aggregateIndex.map {
+                                 aggregateProperties(tile.summaries[$0], ranking: filter.topBy ?? .sightings)
+                             } ?? JSONObject()
                          })
     }
 
     /// One answer's features as a FeatureCollection, clusters with their aggregates.
-    func featureCollection(_ answer: LiveAnswer) -> LayerAnswer {
+    func featureCollection(_ answer: LiveAnswer, ranking: SpeciesRanking = .sightings) -> LayerAnswer {
         LayerAnswer(features: answer.features, clusterMembers: { feature, output in
-            if let k = feature.aggregateIndex { encodeAggregateMembers(answer.summaries[k], into: &output) }
+            if let k = feature.aggregateIndex { encodeAggregateMembers(answer.summaries[k], ranking: ranking, into: &output) }
         }, point: { encodePointFeature(slot: $0, into: &$1) })
     }
 }

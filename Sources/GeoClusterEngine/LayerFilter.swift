@@ -4,7 +4,8 @@ import GeoClusterWire
 /// The query-time filters of a layer, as requests carry them. Which ones a layer takes
 /// depends on its kind: sightings take `species`, `from`, `to`, `months` and `observer`; places take
 /// `category`; stations take `line`. Counts, positions and aggregates of an answer then
-/// describe only the points that pass.
+/// describe only the points that pass. Sightings also take `top_by`, which filters
+/// nothing but says how the aggregates rank species.
 public struct LayerFilter: Sendable, Equatable {
     /// Sightings of any of these species (scientific names as stored).
     public var species: [String]?
@@ -21,6 +22,8 @@ public struct LayerFilter: Sendable, Equatable {
     public var line: String?
     /// Sightings recorded by this observer (`observer_id`): one user's collection.
     public var observer: String?
+    /// How `top_species` ranks a cluster's species; `nil` is by sightings.
+    public var topBy: SpeciesRanking?
 
     public init(species: [String]? = nil, from: LocalDate? = nil, to: LocalDate? = nil, months: [Int]? = nil,
                 categories: [String]? = nil, line: String? = nil) {
@@ -53,6 +56,12 @@ public struct LayerFilter: Sendable, Equatable {
         if let from = filter.from, let to = filter.to, from > to {
             throw .invalidField("to", reason: "must not be before \"from\"")
         }
+        if let text = try fields.optionalString("top_by") {
+            guard let ranking = SpeciesRanking(rawValue: text) else {
+                throw .invalidField("top_by", reason: "must be \"sightings\" or \"individuals\", got \"\(text.prefix(40))\"")
+            }
+            filter.topBy = ranking
+        }
         if let months = try fields.optionalInts("months", in: 1...12, max: 12) {
             guard !months.isEmpty else { throw .invalidField("months", reason: "must list at least one month") }
             filter.months = months
@@ -62,6 +71,34 @@ public struct LayerFilter: Sendable, Equatable {
 
     /// Whether no filter is set (every point passes).
     var isEmpty: Bool { self == .none }
+}
+
+/// What `top_species` ranks a sightings cluster's species by (`top_by`): the number of
+/// sightings (the default), or the individuals they counted (the sum of `count`), which
+/// then each item also gives. A flock of 5,000 geese seen once outranks a heron seen
+/// twenty times only by individuals.
+public enum SpeciesRanking: String, Sendable, Equatable {
+    case sightings
+    case individuals
+
+    /// The first `n` of a cluster's species (which come by sightings, most first), by
+    /// this ranking; equal ranks keep the order by sightings.
+    func top(_ totals: [PartitionTotal], _ n: Int) -> ArraySlice<PartitionTotal> {
+        switch self {
+        case .sightings:
+            return totals.prefix(n)
+        case .individuals:
+            var top: [PartitionTotal] = []
+            top.reserveCapacity(n + 1)
+            for item in totals {
+                guard top.count < n || item.weight > top[top.count - 1].weight else { continue }
+                let at = top.firstIndex { item.weight > $0.weight } ?? top.count
+                top.insert(item, at: at)
+                if top.count > n { top.removeLast() }
+            }
+            return top[...]
+        }
+    }
 }
 
 extension FieldReader {

@@ -189,6 +189,7 @@ public struct LiveLayer: Sendable {
         try require("category", .places, present: filter.categories != nil)
         try require("line", .stations, present: filter.line != nil)
         try require("observer", .sightings, present: filter.observer != nil)
+        try require("top_by", .sightings, present: filter.topBy != nil)
 
         var result = LiveFilter()
         if let names = filter.species, let checklist = speciesChecklist {
@@ -251,14 +252,17 @@ public struct LiveLayer: Sendable {
     /// members that ``encodeAggregateMembers(_:into:)`` writes for cluster answers. Built
     /// directly rather than read back from that text, which cost live tiles a quarter of
     /// their time; `AnswerEncodingTests` keeps the two equal.
-    func aggregateProperties(_ summary: LiveSummary) -> JSONObject {
+    func aggregateProperties(_ summary: LiveSummary, ranking: SpeciesRanking) -> JSONObject {
         var properties = JSONObject()
         switch kind {
         case .sightings:
             properties["individuals"] = .number(Double(summary.weight))
             properties["species_count"] = .number(Double(summary.partitionCounts.count))
-            properties["top_species"] = .array(summary.partitionCounts.prefix(3).map { item in
-                .object(["species": .string(partitionNames[item.partition]), "count": .number(Double(item.count))])
+            properties["top_species"] = .array(ranking.top(summary.partitionCounts, 3).map { item in
+                var object: JSONObject = ["species": .string(partitionNames[item.partition]),
+                                          "count": .number(Double(item.count))]
+                if ranking == .individuals { object["individuals"] = .number(Double(item.weight)) }
+                return .object(object)
             })
             if let slot = summary.latestSlot, case let .sighting(_, _, observedAt)? = records[slot]?.fields {
                 properties["latest_observed_at"] = .string(observedAt.text)
@@ -277,9 +281,9 @@ public struct LiveLayer: Sendable {
 
     /// Appends a cluster's aggregates, added to supercluster's cluster properties, as
     /// members each followed by a comma: for sightings `individuals`, `species_count`,
-    /// `top_species` (up to 3, most points first) and `latest_observed_at`; for places
-    /// `categories` (points per category).
-    func encodeAggregateMembers(_ summary: LiveSummary, into output: inout [UInt8]) {
+    /// `top_species` (up to 3, most sightings first, or most individuals with their
+    /// `individuals`) and `latest_observed_at`; for places `categories` (points per category).
+    func encodeAggregateMembers(_ summary: LiveSummary, ranking: SpeciesRanking, into output: inout [UInt8]) {
         switch kind {
         case .sightings:
             output += #""individuals":"#.utf8
@@ -287,11 +291,15 @@ public struct LiveLayer: Sendable {
             output += #","species_count":"#.utf8
             JSONValue.encodeNumber(Double(summary.partitionCounts.count), into: &output)
             output += #","top_species":["#.utf8
-            for (k, item) in summary.partitionCounts.prefix(3).enumerated() {
+            for (k, item) in ranking.top(summary.partitionCounts, 3).enumerated() {
                 output += k == 0 ? #"{"species":"#.utf8 : #",{"species":"#.utf8
                 output += partitionNameTexts[item.partition]
                 output += #","count":"#.utf8
                 JSONValue.encodeNumber(Double(item.count), into: &output)
+                if ranking == .individuals {
+                    output += #","individuals":"#.utf8
+                    JSONValue.encodeNumber(Double(item.weight), into: &output)
+                }
                 output.append(UInt8(ascii: "}"))
             }
             output += "],".utf8

@@ -110,7 +110,7 @@ extension Endpoint {
     ]
 
     /// The layer filters (see docs/LIVE.md); which ones a layer takes depends on its kind.
-    private static let filters = ["species", "from", "to", "months", "category", "line", "observer"]
+    private static let filters = ["species", "from", "to", "months", "category", "line", "observer", "top_by"]
 
     /// The same tile as Mapbox Vector Tile protobuf. Its parameters are those of the
     /// `tile` operation; the route asks the engine for protobuf instead of JSON.

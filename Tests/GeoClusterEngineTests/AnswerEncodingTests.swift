@@ -108,7 +108,9 @@ struct AnswerEncodingTests {
     @Test func tilesAndClusterAnswersAgreeOnAggregates() throws {
         let engine = try Engine(entries: try LayerCatalog.load(directory: LayerCatalogTests.dataDirectory))
         var compared = 0
-        for layer in ["sightings", "places"] {
+        var byIndividuals = LayerFilter()
+        byIndividuals.topBy = .individuals
+        for (layer, filter) in [("sightings", LayerFilter.none), ("sightings", byIndividuals), ("places", .none)] {
             for z in [5, 7, 9, 11, 13] {
                 let n = Double(1 << z)
                 let x = Int((126.98 + 180) / 360 * n)
@@ -116,12 +118,12 @@ struct AnswerEncodingTests {
                 func lon(_ x: Int) -> Double { Double(x) / n * 360 - 180 }
                 func lat(_ y: Int) -> Double { atan(sinh(.pi * (1 - 2 * Double(y) / n))) * 180 / .pi }
                 let bbox = try BoundingBox([lon(x), lat(y + 1), lon(x + 1), lat(y)])
-                let clusters = try engine.execute(.clusters(layer: layer, bbox: bbox, zoom: Double(z)))
+                let clusters = try engine.execute(.clusters(layer: layer, bbox: bbox, zoom: Double(z), filter: filter))
                 var byID: [Int: JSONValue] = [:]
                 for feature in clusters["features"]?.arrayValue ?? [] {
                     if let id = feature["properties"]?["cluster_id"]?.intValue { byID[id] = feature["properties"] }
                 }
-                let tile = try engine.execute(.tile(layer: layer, address: TileAddress(z: z, x: x, y: y)))
+                let tile = try engine.execute(.tile(layer: layer, address: TileAddress(z: z, x: x, y: y), filter: filter))
                 for feature in tile["features"]?.arrayValue ?? [] {
                     guard let id = feature["tags"]?["cluster_id"]?.intValue, let properties = byID[id] else { continue }
                     #expect(feature["tags"] == properties, "\(layer) z\(z) cluster \(id)")

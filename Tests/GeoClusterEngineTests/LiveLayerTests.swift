@@ -73,6 +73,42 @@ struct LiveLayerTests {
         #expect(properties["latest_observed_at"] == "2024-12-24T16:00:00+09:00")
     }
 
+    /// `top_by=individuals` ranks a cluster's species by the individuals counted: the one
+    /// crane (40) before ten pintails (20) and five egrets (5), each with its individuals.
+    /// The ranking survives writes, which change the index's partition totals in place.
+    @Test func topSpeciesByIndividuals() throws {
+        let engine = try Self.engine()
+        try Self.seededSightings(engine)
+        var properties = try #require(try Self.clusters(engine, "sightings", zoom: 5, ["top_by": "individuals"]).first?["properties"])
+        #expect(properties["top_species"] == [["species": "Grus japonensis", "count": 1, "individuals": 40],
+                                               ["species": "Anas acuta", "count": 10, "individuals": 20],
+                                               ["species": "Egretta alba", "count": 5, "individuals": 5]])
+        #expect(properties["individuals"]?.intValue == 65)
+        properties = try #require(try Self.clusters(engine, "sightings", zoom: 5, ["top_by": "sightings"]).first?["properties"])
+        #expect(properties["top_species"]?[0]?["species"] == "Anas acuta" && properties["top_species"]?[0]?["individuals"] == nil)
+
+        // A large flock of egrets moves them first; deleting the crane drops it.
+        _ = try Self.run(engine, ["op": "insert", "layer": "sightings",
+                                  "records": [Self.sighting("b9", 126.8001, 37.5001, species: "Egretta alba", count: 100)]])
+        _ = try Self.run(engine, ["op": "delete", "layer": "sightings", "ids": ["c0"]])
+        properties = try #require(try Self.clusters(engine, "sightings", zoom: 5, ["top_by": "individuals"]).first?["properties"])
+        #expect(properties["top_species"] == [["species": "Egretta alba", "count": 6, "individuals": 105],
+                                               ["species": "Anas acuta", "count": 10, "individuals": 20]])
+        // Filtered: the totals are those of the passing points.
+        properties = try #require(try Self.clusters(engine, "sightings", zoom: 5,
+                                                    ["top_by": "individuals", "months": [7]]).first?["properties"])
+        #expect(properties["top_species"] == [["species": "Egretta alba", "count": 5, "individuals": 5]])
+
+        let wrong = engine.handle(["op": "clusters", "layer": "sightings", "bbox": [-180, -85, 180, 85], "zoom": 5,
+                                   "top_by": "count"])
+        guard case let .failure(wrongError) = wrong else { Issue.record("expected an error"); return }
+        #expect(wrongError.code == "invalid_field" && wrongError.field == "top_by")
+        let places = engine.handle(["op": "clusters", "layer": "places", "bbox": [-180, -85, 180, 85], "zoom": 5,
+                                    "top_by": "individuals"])
+        guard case let .failure(placesError) = places else { Issue.record("expected an error"); return }
+        #expect(placesError.code == "invalid_filter" && placesError.field == "top_by")
+    }
+
     @Test func filtersKeepCountsAndAggregatesRight() throws {
         let engine = try Self.engine()
         try Self.seededSightings(engine)

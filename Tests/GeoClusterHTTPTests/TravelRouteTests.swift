@@ -71,6 +71,28 @@ struct TravelRouteTests {
         }
     }
 
+    /// `top_by=individuals` over HTTP answers what the JSON line does, species ranked by
+    /// individuals, each with its individuals.
+    @Test func topSpeciesByIndividualsOverHTTP() async throws {
+        let engine = try Engine(entries: try LayerCatalog.load(directory: ViewerPageTests.dataDirectory))
+        try await withAPI(engine: engine) { client in
+            let rest = try await client.get("/v1/layers/sightings/clusters?bbox=124,33,132,39&zoom=5&top_by=individuals")
+            let line = #"{"op":"clusters","layer":"sightings","bbox":[124,33,132,39],"zoom":5,"top_by":"individuals"}"#
+            let batch = try await client.post("/v1/query", line)
+            #expect(rest.status == .ok)
+            #expect(rest.text == (try batch.lines.first?["result"])?.jsonString)
+            let top = try (rest.json["features"]?.arrayValue ?? []).compactMap { $0["properties"]?["top_species"]?.arrayValue }
+            #expect(top.contains { $0.count > 1 })
+            for ranked in top {
+                let individuals = ranked.compactMap { $0["individuals"]?.intValue }
+                #expect(individuals.count == ranked.count && individuals == individuals.sorted(by: >), "\(ranked)")
+            }
+            let wrong = try await client.get("/v1/layers/places/clusters?bbox=124,33,132,39&zoom=5&top_by=individuals")
+            #expect(wrong.status == .badRequest)
+            #expect(try wrong.json["error"]?["field"] == "top_by")
+        }
+    }
+
     @Test func stationsAreFoundByName() async throws {
         try await withAPI(engine: ReachableRouteTests.engine()) { client in
             let answer = try await client.get("/v1/stations?q=seoul%20station")
