@@ -235,8 +235,8 @@ public final class Engine: Sendable {
     }
 
     /// The records of a live layer with these ids, as stored, in the order asked; the
-    /// first id the layer does not hold is `unknown_id`. A sensitive sighting is given
-    /// at its exact position only to its owner's key or an admin key.
+    /// first id the layer does not hold is `unknown_id`. A sighting is given as written (a
+    /// sensitive one at its exact position, a note) only to its owner's key or an admin key.
     private func records(_ ids: [JSONValue], of name: String, revealingTo caller: Caller) throws(EngineError) -> JSONValue {
         guard let store = try entry(named: name).store else { throw .notLiveLayer(field: "layer", layer: name) }
         let layer = store.layer
@@ -247,9 +247,9 @@ public final class Engine: Sendable {
                 throw .invalidField("ids[\(i)]", reason: "must be a record id: a non-empty string or an integer")
             }
             guard let record = layer.record(idKey: key) else { throw .unknownID(layer: name, index: i, id: key) }
-            if let exact = record.exactFeatureText, case let .key(grant) = caller,
+            if let written = record.ownerFeatureText, case let .key(grant) = caller,
                grant.scopes.contains(.admin) || grant.owner == record.observerID {
-                features.append(JSONValue(encodedText: exact[...]))
+                features.append(JSONValue(encodedText: written[...]))
             } else {
                 features.append(record.feature)
             }

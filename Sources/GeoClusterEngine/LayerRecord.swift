@@ -11,7 +11,8 @@ public enum LayerKind: String, Sendable, CaseIterable {
 public enum RecordFields: Sendable, Equatable {
     /// `species` non-empty, `count` individuals in 1...``LayerRecord/maxSightingCount``,
     /// `observed_at` an RFC 3339 date-time with a UTC offset; optionally `observer_id`, who
-    /// recorded it (``LayerRecord/observerID``), set from the writer's key when keys are on.
+    /// recorded it (``LayerRecord/observerID``), set from the writer's key when keys are on,
+    /// and `note`, the observer's own text, which answers withhold (``withholdingNote()``).
     case sighting(species: String, count: Int, observedAt: Timestamp)
     /// `name` and `category` non-empty; `dwell_minutes` optional, 0...1440 (one day).
     case place(name: String, category: String, dwellMinutes: Double?)
@@ -53,9 +54,10 @@ public struct LayerRecord: Sendable, Equatable {
     /// The feature's `properties` member (`null` when it has none), which vector tiles
     /// read for every point.
     public let properties: JSONValue
-    /// For a record shown at a generalised position (``generalized()``), its feature as
+    /// For a record that answers show otherwise than written (at a generalised position,
+    /// ``generalized()``, or without its note, ``withholdingNote()``), its feature as
     /// written, which only its owner and admin keys are given; `nil` otherwise.
-    public private(set) var exactFeatureText: [UInt8]?
+    public private(set) var ownerFeatureText: [UInt8]?
 
     /// The GeoJSON Feature answered for this record, parsed from ``featureText`` (about a
     /// microsecond): for nearby answers and answers built as values.
@@ -165,7 +167,7 @@ private struct RecordReader {
 
     /// Members of a flat record besides the kind fields.
     static let flatMembers = ["id", "lon", "lat", "properties"]
-    static let sightingFields = ["species", "count", "observed_at", "observer_id"]
+    static let sightingFields = ["species", "count", "observed_at", "observer_id", "note"]
     static let placeFields = ["name", "category", "dwell_minutes"]
     static let stationFields = ["name", "lines"]
 
@@ -240,6 +242,11 @@ private struct RecordReader {
                 guard let observer = value.stringValue, !observer.isEmpty,
                       observer.count <= LayerRecord.maxObserverIDLength else {
                     throw error("observer_id", "must be a non-empty string of at most \(LayerRecord.maxObserverIDLength) characters, got \(describe(value))")
+                }
+            }
+            if let value = object["note"], value != .null {
+                guard let note = value.stringValue, note.count <= LayerRecord.maxNoteLength else {
+                    throw error("note", "must be a string of at most \(LayerRecord.maxNoteLength) characters, got \(describe(value))")
                 }
             }
             return .sighting(species: species, count: count, observedAt: observedAt)
@@ -354,7 +361,7 @@ extension LayerRecord {
     /// geometry (altitude dropped), and its properties say so with
     /// `"position_generalized_deg": 0.1`. Every query gets the same cell, so no averaging
     /// over answers brings back the point. The record as written is what the store keeps,
-    /// and what its owner reads by id (``exactFeatureText``).
+    /// and what its owner reads by id (``ownerFeatureText``).
     func generalized() -> LayerRecord {
         let cells = Self.generalizationCellsPerDegree
         func centre(_ degrees: Double, limit: Double) -> Double {
@@ -370,9 +377,26 @@ extension LayerRecord {
         feature["geometry"] = ["type": "Point", "coordinates": [.number(shown.longitude), .number(shown.latitude)]]
         var record = LayerRecord(idKey: idKey, idJSON: idJSON, coordinate: shown, fields: fields,
                                  featureText: Self.text(.object(feature)), properties: .object(properties))
-        record.exactFeatureText = featureText
+        record.ownerFeatureText = ownerFeatureText ?? featureText
         return record
     }
+
+    /// The record without its `note` in answers: a sighting's note is the observer's own,
+    /// read back by id only with the owner's key or an admin key (``ownerFeatureText``);
+    /// the store keeps it as written. The record itself when it has no note.
+    func withholdingNote() -> LayerRecord {
+        guard case var .object(properties) = properties, properties["note"] != nil,
+              case var .object(feature) = feature else { return self }
+        properties["note"] = nil
+        feature["properties"] = .object(properties)
+        var record = LayerRecord(idKey: idKey, idJSON: idJSON, coordinate: coordinate, fields: fields,
+                                 featureText: Self.text(.object(feature)), properties: .object(properties))
+        record.ownerFeatureText = ownerFeatureText ?? featureText
+        return record
+    }
+
+    /// Most characters of a sighting's `note`.
+    public static let maxNoteLength = 2_000
 
     private init(idKey: String, idJSON: JSONValue, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],
                  properties: JSONValue) {

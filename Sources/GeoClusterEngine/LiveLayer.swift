@@ -132,11 +132,11 @@ public struct LiveLayer: Sendable {
         records[slot] = record
     }
 
-    /// The record as answers show it: generalised when its species is sensitive.
+    /// The record as answers show it: generalised when its species is sensitive, without
+    /// its note.
     private func shown(_ record: LayerRecord) -> LayerRecord {
-        guard !sensitiveSpecies.isEmpty, case let .sighting(species, _, _) = record.fields,
-              sensitiveSpecies.contains(species) else { return record }
-        return record.generalized()
+        guard case let .sighting(species, _, _) = record.fields else { return record }
+        return (sensitiveSpecies.contains(species) ? record.generalized() : record).withholdingNote()
     }
 
     /// Removes the record with this id key.

@@ -156,6 +156,45 @@ struct KeysAndOwnersTests {
         #expect(!list.jsonString.contains("126.6543"))
     }
 
+    /// A sighting's `note` is its observer's own: no answer to anyone else carries it
+    /// (clusters, children, leaves, list, nearby, tiles, vector tiles, get), while the owner
+    /// and admins read it back by id.
+    @Test func aNoteIsShownOnlyToItsOwnerAndAdmins() async throws {
+        let engine = try Self.engine()
+        let note = "nest in the reeds behind the 3rd pylon"
+        _ = try await engine.perform(try Self.request(
+            #"{"op":"insert","layer":"sightings","records":[{"id":"k1","lon":127.2,"lat":37.4,"species":"Ardea alba","count":1,"observed_at":"2025-06-01T07:00:00+09:00","note":"\#(note)"}]}"#),
+            by: Self.alice)
+        let get = try Self.request(#"{"op":"get","layer":"sightings","ids":["k1"]}"#)
+        #expect(try engine.execute(get, by: Self.alice)["features"]?[0]?["properties"]?["note"] == .string(note))
+        #expect(try engine.execute(get, by: Self.admin)["features"]?[0]?["properties"]?["note"] == .string(note))
+        let zoom0 = try engine.execute(try Self.request(#"{"op":"clusters","layer":"sightings","bbox":[120,30,135,45],"zoom":0}"#))
+        let cluster = try #require(zoom0["features"]?.arrayValue?.compactMap { $0["properties"]?["cluster_id"] }.first)
+        let queries = [
+            #"{"op":"get","layer":"sightings","ids":["k1"]}"#,
+            #"{"op":"clusters","layer":"sightings","bbox":[120,30,135,45],"zoom":20}"#,
+            #"{"op":"children","layer":"sightings","cluster_id":\#(cluster.jsonString)}"#,
+            #"{"op":"leaves","layer":"sightings","cluster_id":\#(cluster.jsonString),"limit":100}"#,
+            #"{"op":"list","layer":"sightings","bbox":[120,30,135,45],"observer":"alice","limit":100}"#,
+            #"{"op":"nearby","layer":"sightings","lon":127.2,"lat":37.4,"k":5}"#,
+            #"{"op":"tile","layer":"sightings","z":12,"x":3495,"y":1588}"#,
+        ]
+        for caller in [Self.bob, .anonymous, .trusted, Self.alice] {
+            for text in queries where !(caller == Self.alice && text.contains(#""op":"get""#)) {
+                let answer = try engine.execute(try Self.request(text), by: caller).jsonString
+                #expect(!answer.contains("reeds"), "\(text)")
+                #expect(answer.contains("k1") || text.contains("children"), "\(text) lists the sighting")
+            }
+        }
+        let tile = try engine.vectorTile(layer: "sightings", address: TileAddress(z: 12, x: 3495, y: 1588))
+        #expect(!tile.isEmpty && String(decoding: tile, as: UTF8.self).contains("Ardea alba"))
+        #expect(!String(decoding: tile, as: UTF8.self).contains("reeds"))
+
+        let bad = await (try? Self.failure(engine, #"{"op":"insert","layer":"sightings","records":[{"id":"k2","lon":127.2,"lat":37.4,"species":"Ardea alba","count":1,"observed_at":"2025-06-01T07:00:00+09:00","note":7}]}"#,
+                                           by: Self.alice)) ?? nil
+        #expect(bad?.code == "invalid_record" && bad?.field == "note", "\(String(describing: bad))")
+    }
+
     @Test func aStoredScopeThisBinaryDoesNotKnowGrantsNothing() throws {
         #expect(KeyScope.parseStored("read,write") == [.read, .write])
         #expect(KeyScope.parseStored("read,superuser") == [.read])

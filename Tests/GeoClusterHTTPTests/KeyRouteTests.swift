@@ -99,6 +99,26 @@ struct KeyRouteTests {
         }
     }
 
+    /// A note written with a key is read back by id with that key only.
+    @Test func aNoteIsReadBackOnlyWithTheOwnersKey() async throws {
+        let store = MemoryKeyStore()
+        let alice = try store.create(owner: "alice"), bob = try store.create(owner: "bob")
+        try await withKeys(.writes, store) { client, _, _ in
+            let body = OwnedSample.sighting.replacingOccurrences(#""count":"#, #""note":"by the old mill","count":"#)
+            #expect(body.contains("old mill"))
+            let written = try await client.send(.post, "/v1/layers/sightings/points", body, headers: Self.bearer(alice))
+            #expect(written.status == .created)
+            let own = try await client.send(.get, "/v1/layers/sightings/points/k1", headers: Self.bearer(alice))
+            #expect(try own.json["properties"]?["note"] == "by the old mill")
+            #expect(own.headers[.cacheControl]?.contains("no-store") == true)
+            for headers: HTTPFields in [[:], Self.bearer(bob)] {
+                let other = try await client.send(.get, "/v1/layers/sightings/points/k1", headers: headers)
+                #expect(other.status == .ok && !other.text.contains("old mill"))
+            }
+            #expect(!(try await client.get(OwnedSample.clusters).text.contains("old mill")))
+        }
+    }
+
     @Test func anotherUsersDeleteIs403AndChangesNothing() async throws {
         let store = MemoryKeyStore()
         let bob = try store.create(owner: "bob")

@@ -47,6 +47,26 @@ import GeoClusterStore
         #expect(answer["version"] == 5 && versionNow == 5)
     }
 
+    /// The store keeps a sighting as written, `note` included, though answers withhold the
+    /// note: after a restart the owner still reads it by id.
+    @Test func aNoteIsStoredAsWrittenAndSurvivesARestart() throws {
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory)
+        let path = directory.appendingPathComponent("store.sqlite").path
+        var record = StoreFixtures.sighting("n1", 1)
+        if case var .object(object) = record { object["note"] = "under the bridge"; record = .object(object) }
+        do {
+            let (engine, journal) = try StoreFixtures.engine(store: path, seed: seed)
+            _ = try engine.handle(["op": "insert", "layer": "birds", "records": [record]]).get()
+            try journal.close()
+        }
+        let (engine, journal) = try StoreFixtures.engine(store: path, seed: seed)
+        defer { try? journal.close() }
+        let stored = try #require(try engine.liveLayer(named: "birds").record(idKey: "n1"))
+        #expect(String(decoding: try #require(stored.ownerFeatureText), as: UTF8.self).contains("under the bridge"))
+        #expect(!String(decoding: stored.featureText, as: UTF8.self).contains("under the bridge"))
+    }
+
     @Test func readersSeeOnlyWholeBatchesWhileWritesAreCommitted() throws {
         let directory = try StoreFixtures.directory()
         let seed = try StoreFixtures.seedFile(in: directory, count: 0)
