@@ -5,7 +5,7 @@ SWIFT ?= swift
 APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev
 # The viewer page's test draws it in headless Chromium; the replica tests start a
 # throwaway PostgreSQL cluster and talk HTTP through curl.
-TEST_APT_PACKAGES := chromium postgresql curl
+TEST_APT_PACKAGES := chromium postgresql curl osmium-tool
 CONFIG ?= debug
 
 .PHONY: all deps test-deps apt-install build release run test fuzz clean

@@ -15,7 +15,7 @@ struct GeoClusterCommand: AsyncParsableCommand {
         commandName: "geo-cluster",
         abstract: "Map clustering and geospatial queries over in-memory point layers.",
         version: version,
-        subcommands: [Query.self, Serve.self, ImportCommand.self, KeysCommand.self])
+        subcommands: [Query.self, Serve.self, ImportCommand.self, KeysCommand.self, NetworkCommand.self])
 
     /// The release this source tree is; `--version` prints it.
     static let version = "0.5.0"

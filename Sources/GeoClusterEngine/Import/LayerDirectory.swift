@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import GeoReachability
 import GeoCluster
 import GeoClusterWire
 
@@ -69,20 +70,54 @@ public enum LayerDirectory {
     private static func updatedManifest(layer name: String, kind: LayerKind,
                                         directory: String) throws(EngineError) -> (String, JSONValue, String) {
         try validateName(name)
-        let manifestPath = directory + "/" + LayerCatalog.manifestName
-        let fileManager = FileManager.default
-        var manifest: JSONValue = ["layers": []]
-        if fileManager.fileExists(atPath: manifestPath) {
-            manifest = try LayerCatalog.readJSON(manifestPath)
-        } else {
-            do {
-                try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw .invalidLayerSource(path: directory, reason: "cannot be created: \(error.localizedDescription)")
-            }
-        }
+        let (manifestPath, manifest) = try manifest(in: directory)
         let (updated, file) = try register(layer: name, kind: kind, in: manifest, path: manifestPath)
         return (manifestPath, updated, file)
+    }
+
+    /// The path and content of `directory/layers.json` (an empty one when missing, with
+    /// the directory created).
+    private static func manifest(in directory: String) throws(EngineError) -> (String, JSONValue) {
+        let manifestPath = directory + "/" + LayerCatalog.manifestName
+        let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: manifestPath) { return (manifestPath, try LayerCatalog.readJSON(manifestPath)) }
+        do {
+            try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .invalidLayerSource(path: directory, reason: "cannot be created: \(error.localizedDescription)")
+        }
+        return (manifestPath, ["layers": []])
+    }
+
+    /// Writes a walking network document (``OSMWalkingNetwork/document(description:source:)``)
+    /// as `directory/<name>.json` and registers it under `networks` in `directory/layers.json`,
+    /// replacing an entry of the same name; `serve --data` and `query --data` then load it.
+    /// Returns the network file's path.
+    @discardableResult
+    public static func write(network document: [UInt8], name: String, description: String,
+                             directory: String) throws(EngineError) -> String {
+        try validateName(name)
+        let (manifestPath, manifest) = try manifest(in: directory)
+        guard var object = manifest.objectValue else {
+            throw .invalidLayerSource(path: manifestPath, reason: "expected {\"layers\": [...]}")
+        }
+        var entries = object["networks"]?.arrayValue ?? []
+        let file = name + ".json"
+        let entry: JSONValue = ["name": .string(name), "file": .string(file),
+                                "format": .string("\(WalkingNetwork.jsonFormatName) \(WalkingNetwork.jsonFormatVersion)"),
+                                "description": .string(description), "license": "ODbL-1.0",
+                                "attribution": "© OpenStreetMap contributors"]
+        if let position = entries.firstIndex(where: { $0["name"]?.stringValue == name }) {
+            entries[position] = entry
+        } else {
+            entries.append(entry)
+        }
+        object["networks"] = .array(entries)
+        let path = directory + "/" + file
+        var text = document
+        try replaceFile(at: path) { append throws(EngineError) in try append(&text) }
+        try writeManifest(.object(object), at: manifestPath)
+        return path
     }
 
     private static func writeManifest(_ manifest: JSONValue, at path: String) throws(EngineError) {
