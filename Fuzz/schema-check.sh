@@ -88,6 +88,10 @@ include-operation-id = "reachable"
 parameters = { "query.layer" = "places", "query.station" = "seoul", "query.stations_layer" = "stations" }
 
 [[operations]]
+include-operation-id = "route"
+parameters = { "query.layer" = "helsinki_places", "query.station" = "helsinki-central", "query.stations_layer" = "helsinki_stations", "query.place" = "n59622323" }
+
+[[operations]]
 include-operation-id = "nearby"
 parameters = { "path.layer" = "places" }
 

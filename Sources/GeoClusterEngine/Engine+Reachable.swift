@@ -93,7 +93,15 @@ extension Engine {
         // would allow (per-place dwell overrides can be that short); the core then
         // narrows to the exact radius with the shortest dwell among them.
         var candidates: [ReachabilityCandidate] = []
-        if remainingMinutes > parameters.minimumRemainingMinutes {
+        if let id = query.place {
+            // `route`: the one place, wherever it is; the core says whether it fits.
+            guard let key = LayerRecord.idKey(of: id), let record = places.record(idKey: key),
+                  let slot = places.slot(idKey: key), case let .place(_, category, dwell) = record.fields else {
+                throw .invalidField("place", reason: "layer \"\(query.layer)\" has no place with id \(id.jsonString)")
+            }
+            candidates = [ReachabilityCandidate(index: slot, coordinate: record.coordinate, category: category,
+                                                dwellMinutes: query.dwellOverrides[category] ?? dwell)]
+        } else if remainingMinutes > parameters.minimumRemainingMinutes {
             var filter = LayerFilter.none
             filter.categories = query.categories
             let liveFilter = try places.liveFilter(filter)
@@ -126,6 +134,22 @@ extension Engine {
                                                language: query.language)
         } catch {
             throw .core(error, field: Self.requestField(of: error))
+        }
+
+        // Routes, for the places listed: one shortest-path search from each end of the walk.
+        var routes: VisitRoutes?
+        if query.includeRoute {
+            do {
+                routes = try VisitRoutes(travel: travel, start: start ?? origin, station: origin)
+            } catch {
+                throw .core(error, field: "network")
+            }
+        }
+        func addRoute(to item: inout JSONObject, slot: Int) {
+            guard let routes, let record = places.record(atSlot: slot) else { return }
+            item["route"] = routes.line(to: record.coordinate).map { line in
+                ["type": "LineString", "coordinates": .array(line.map { [.number($0.longitude), .number($0.latitude)] })]
+            } ?? .null
         }
 
         // The answer, rounded for display.
@@ -170,6 +194,7 @@ extension Engine {
             }
             item["leave_by_minutes"] = .number(Self.down(place.leaveByMinutes))
             item["slack_minutes"] = .number(Self.down(place.slackMinutes))
+            addRoute(to: &item, slot: place.index)
             return .object(item)
         })
         result["total"] = .number(Double(answer.reachable.count))
@@ -192,9 +217,17 @@ extension Engine {
                 case let .beyondNetworkSearch(short): item["minutes_short_at_least"] = .number(Self.down(short))
                 case .notConnected: break
                 }
+                addRoute(to: &item, slot: place.index)
                 return .object(item)
             })
             result["unreachable_total"] = .number(Double(answer.unreachable.count))
+        }
+        if query.place != nil, let slot = candidates.first?.index {
+            // `route`: the place and its route whether or not it fits (a place beyond the
+            // search radius is in neither list).
+            var item = Self.placeJSON(places.record(atSlot: slot), language: query.language)
+            addRoute(to: &item, slot: slot)
+            result["place"] = .object(item)
         }
         if let view = query.clusterView {
             result["clusters"] = try reachableClusters(answer.reachable, of: places, view: view,

@@ -83,6 +83,9 @@ public struct LiveLayer: Sendable {
         slots[idKey].flatMap { records[$0] }
     }
 
+    /// The index slot of the record with this id key, if any.
+    public func slot(idKey: String) -> Int? { slots[idKey] }
+
     /// The record at a slot of the index.
     public func record(atSlot slot: Int) -> LayerRecord? {
         slot >= 0 && slot < records.count ? records[slot] : nil

@@ -53,6 +53,11 @@ public struct ReachableQuery: Sendable, Equatable {
     /// Also cluster every reachable place for this map view, with the places layer's
     /// clustering options.
     public var clusterView: ClusterView?
+    /// Give each listed place its walking route (`include: ["route"]`; see
+    /// ``GeoReachability/VisitRoutes``).
+    public var includeRoute = false
+    /// Only this place (the `route` operation): its id in the places layer.
+    public var place: JSONValue?
 
     /// A viewport and zoom, as in `clusters`.
     public struct ClusterView: Sendable, Equatable {
@@ -88,7 +93,17 @@ public struct ReachableQuery: Sendable, Equatable {
         self.clusterView = clusterView
     }
 
-    init(reading fields: inout FieldReader) throws(EngineError) {
+    /// Reads the fields of `reachable`, or of `route` (`reachable` for the one place
+    /// `place`, with its route and, when it does not fit, why).
+    init(reading fields: inout FieldReader, route: Bool = false) throws(EngineError) {
+        if route {
+            guard let id = fields.optionalID("place") else { throw .missingField("place") }
+            guard LayerRecord.idKey(of: id) != nil else {
+                throw .invalidField("place", reason: "must be a place id: a non-empty string or an integer")
+            }
+            place = id
+            includeRoute = true
+        }
         layer = try fields.string("layer")
         stationsLayer = try fields.optionalString("stations_layer") ?? "stations"
 
@@ -191,7 +206,13 @@ public struct ReachableQuery: Sendable, Equatable {
         }
         limit = try fields.optionalInt("limit", in: 1...Request.maxReachableLimit) ?? Request.defaultReachableLimit
         offset = try fields.optionalInt("offset", in: Request.exactIntegers) ?? 0
-        includeUnreachable = try fields.optionalBool("include_unreachable") ?? false
+        includeUnreachable = try fields.optionalBool("include_unreachable") ?? route
+        for item in try fields.optionalStrings("include", max: 4) ?? [] {
+            guard item == "route" else {
+                throw .invalidField("include", reason: "takes \"route\" (each place's walking route), got \"\(item.prefix(40))\"")
+            }
+            includeRoute = true
+        }
         switch (fields.has("bbox"), fields.has("zoom")) {
         case (true, true):
             clusterView = ClusterView(bbox: try fields.bbox("bbox"), zoom: try fields.double("zoom", in: -1_000...1_000))

@@ -56,8 +56,8 @@ public enum Request: Sendable, Equatable {
 
     /// The operation names of the wire protocols.
     public static let operations = ["layers", "stats", "clusters", "children", "leaves", "list", "expansion_zoom", "tile",
-                                    "insert", "upsert", "delete", "project", "nearby", "reachable", "get", "stations",
-                                    "species"]
+                                    "insert", "upsert", "delete", "project", "nearby", "reachable", "route", "get",
+                                    "stations", "species"]
 
     /// Most records or ids in one write request.
     public static let maxBatchSize = 10_000
@@ -139,6 +139,8 @@ public enum Request: Sendable, Equatable {
             self = .nearby(try NearbyQuery(reading: &fields))
         case "reachable":
             self = .reachable(try ReachableQuery(reading: &fields))
+        case "route":
+            self = .reachable(try ReachableQuery(reading: &fields, route: true))
         case "get":
             let layer = try fields.string("layer")
             let ids = try fields.array("ids", max: Self.maxBatchSize)

@@ -98,15 +98,21 @@ extension Endpoint {
                  query: ["lon", "lat", "radius_m", "k"] + filters, mediaType: .geoJSON),
         // `pace` is a name or km/h ("fast" or "4.2"); `dwell_minutes` is a list of
         // category:minutes (`cafe:20,museum:60`); `include_unreachable` is true or false.
-        Endpoint("/v1/reachable", op: "reachable",
-                 query: ["layer", "stations_layer", "station", "departure", "now", "pace", "travel", "network", "sort",
-                         "include_unreachable", "lang", "lon", "lat", "remaining_minutes", "detour_factor",
-                         "boarding_buffer_minutes", "min_minutes", "tight_minutes", "limit", "offset", "category",
-                         "dwell_minutes", "bbox", "zoom"]),
+        Endpoint("/v1/reachable", op: "reachable", query: reachable),
+        // `reachable` for one place (`place`) with its walking route: the route screen.
+        Endpoint("/v1/route", op: "route", query: reachable + ["place"]),
         // A sightings layer's species with their names, for pickers and to name the
         // scientific names of answers; `lang` (or Accept-Language) names and orders them.
         Endpoint("/v1/layers/{layer}/species", op: "species", path: ["layer"], query: ["lang"]),
         Endpoint("/v1/stations", op: "stations", query: ["stations_layer", "q", "line", "lon", "lat", "limit"]),
+    ]
+
+    /// The parameters of `reachable` (`include=route` adds each place's route).
+    private static let reachable = [
+        "layer", "stations_layer", "station", "departure", "now", "pace", "travel", "network", "sort",
+        "include_unreachable", "include", "lang", "lon", "lat", "remaining_minutes", "detour_factor",
+        "boarding_buffer_minutes", "min_minutes", "tight_minutes", "limit", "offset", "category", "dwell_minutes",
+        "bbox", "zoom",
     ]
 
     /// The layer filters (see docs/LIVE.md); which ones a layer takes depends on its kind.

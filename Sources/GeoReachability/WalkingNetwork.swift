@@ -260,7 +260,45 @@ extension WalkingNetwork {
 
     /// ``shortestDistancesMeters(from:maxDistanceMeters:)`` for arguments already known good.
     func distancesMeters(from source: Int, maxDistanceMeters: Double) -> [Double] {
+        search(from: source, maxDistanceMeters: maxDistanceMeters, recordingPrevious: false).distance
+    }
+
+    /// The shortest paths from `source` to every node of its component: the walk to a
+    /// node, for routes.
+    public struct PathTree: Sendable {
+        public let source: Int
+        /// Metres from `source`; `.infinity` for a node in another component.
+        public let distanceMeters: [Double]
+        /// The node before each on its shortest path; -1 for `source` and unreached nodes.
+        let previous: [Int32]
+
+        /// The nodes from `source` to `node`, both included; `nil` when no walk joins them.
+        public func path(to node: Int) -> [Int]? {
+            guard distanceMeters.indices.contains(node), distanceMeters[node].isFinite else { return nil }
+            var nodes = [node]
+            var current = node
+            while current != source {
+                current = Int(previous[current])
+                nodes.append(current)
+            }
+            return nodes.reversed()
+        }
+    }
+
+    /// The shortest-path tree from `source` over its whole component.
+    public func pathTree(from source: Int) throws(GeoClusterError) -> PathTree {
+        guard (0..<nodeCount).contains(source) else {
+            throw .networkNodeOutOfRange(node: source, nodeCount: nodeCount, edge: nil)
+        }
+        let (distance, previous) = search(from: source, maxDistanceMeters: .infinity, recordingPrevious: true)
+        return PathTree(source: source, distanceMeters: distance, previous: previous)
+    }
+
+    /// Dijkstra from `source`, capped at `maxDistanceMeters`; the predecessors only when asked.
+    private func search(from source: Int, maxDistanceMeters: Double,
+                        recordingPrevious: Bool) -> (distance: [Double], previous: [Int32]) {
         var distance = [Double](repeating: .infinity, count: nodeCount)
+        var previous = recordingPrevious ? [Int32](repeating: -1, count: nodeCount) : []
         var settled = [Bool](repeating: false, count: nodeCount)
         var heap = DistanceHeap()
         distance[source] = 0
@@ -275,11 +313,12 @@ extension WalkingNetwork {
                 let candidate = d + edgeLengthMeters[slot]
                 if candidate < distance[v] && candidate <= maxDistanceMeters {
                     distance[v] = candidate
+                    if recordingPrevious { previous[v] = node }
                     heap.push(candidate, Int32(v))
                 }
             }
         }
-        return distance
+        return (distance, previous)
     }
 
     /// Verifies the CSR invariants and the component labels; for tests.

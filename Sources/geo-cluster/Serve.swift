@@ -14,7 +14,7 @@ struct Serve: AsyncParsableCommand {
             /v1/layers/{layer}/clusters?bbox=w,s,e,n&zoom=z, \
             /v1/layers/{layer}/clusters/{id}/children|leaves|expansion-zoom, \
             /v1/layers/{layer}/tiles/{z}/{x}/{y}.geojson|.mvt, /v1/layers/{layer}/nearby, \
-            /v1/layers/{layer}/points?bbox=w,s,e,n, /v1/layers/{layer}/points/{id}, /v1/reachable, /v1/stations, /v1/project, \
+            /v1/layers/{layer}/points?bbox=w,s,e,n, /v1/layers/{layer}/points/{id}, /v1/reachable, /v1/route, /v1/stations, /v1/project, \
             /healthz, /readyz, /metrics; \
             POST /v1/query with JSON lines; POST, PUT, DELETE /v1/layers/{layer}/points[/{id}] \
             to write live layers (with --keys, writes need "Authorization: Bearer <key>", keys made with \

@@ -409,6 +409,57 @@ struct HelsinkiReachableTests {
         #expect(networks["helsinki_walk"]?.nodeCount == 6_032)
     }
 
+    /// A place's route is the walk its answer counts: its length is the distance there
+    /// and back, from the station and from a traveller already walking; `route` answers
+    /// one place with the same figures as `reachable`, and its route even when it does not fit.
+    @Test func routesAreAsLongAsTheWalksTheyDraw() throws {
+        let engine = try Self.engine()
+        func length(_ route: JSONValue?) throws -> Double {
+            let points = try #require(route?["coordinates"]?.arrayValue).map { point in
+                GeographicPoint(longitudeDegrees: point[0]?.doubleValue ?? .nan, latitudeDegrees: point[1]?.doubleValue ?? .nan)
+            }
+            #expect(route?["type"] == "LineString" && points.count >= 3)
+            return zip(points, points.dropFirst()).reduce(0) { $0 + Geodesic.wgs84.distanceMeters(from: $1.0, to: $1.1) }
+        }
+        let base: JSONObject = ["op": "reachable", "layer": "helsinki_places", "stations_layer": "helsinki_stations",
+                                "station": "helsinki-central", "remaining_minutes": 60, "limit": 1_000,
+                                "travel": "network", "include": ["route"]]
+        let fromStation = try engine.handle(.object(base)).get()["reachable"]?.arrayValue ?? []
+        #expect(fromStation.count > 100)
+        for place in fromStation {
+            let walk = 2 * (try #require(place["distance_m"]?.doubleValue))
+            let drawn = try length(place["route"])
+            // The answer rounds up to 0.1 m each way; edges are rounded up to the centimetre.
+            #expect(drawn <= walk + 0.01 && drawn >= walk * 0.999 - 0.3, "\(place["id"] ?? .null): \(drawn) m drawn, \(walk) m walked")
+        }
+        var walking = base
+        (walking["lon"], walking["lat"]) = (24.9384, 60.1699)
+        let fromHere = try engine.handle(.object(walking)).get()["reachable"]?.arrayValue ?? []
+        #expect(fromHere.count > 50)
+        for place in fromHere {
+            let walk = (try #require(place["distance_out_m"]?.doubleValue)) + (try #require(place["distance_back_m"]?.doubleValue))
+            let drawn = try length(place["route"])
+            #expect(drawn <= walk + 0.01 && drawn >= walk * 0.999 - 0.3, "\(place["id"] ?? .null)")
+        }
+        // The same place through `route`.
+        let first = try #require(fromStation.first)
+        var route = base
+        route["op"] = "route"
+        route["place"] = first["id"]
+        let one = try engine.handle(.object(route)).get()
+        #expect(one["reachable"]?[0] == first)
+        #expect(one["place"]?["route"] == first["route"])
+        // Without the network: the straight legs, and no route unless asked for.
+        var straightLine = base
+        straightLine["travel"] = "straight_line"
+        let straight = try engine.handle(.object(straightLine)).get()
+        #expect(straight["reachable"]?[0]?["route"]?["coordinates"]?.arrayValue?.count == 3)
+        var plainRequest = base
+        plainRequest["include"] = nil
+        let plain = try engine.handle(.object(plainRequest)).get()
+        #expect(plain["reachable"]?[0]?["route"] == nil)
+    }
+
     @Test func networkWalksAreNeverShorterThanTheGeodesic() throws {
         let engine = try Self.engine()
         func answer(_ fields: JSONObject) throws -> JSONValue {

@@ -189,7 +189,7 @@ struct HostileNumberTests {
     /// The route parameters that are text.
     static let textParameters: Set<String> = [
         "layer", "species", "from", "to", "category", "line", "observer", "sort", "stations_layer", "station",
-        "departure", "now", "pace", "travel", "network", "include_unreachable", "lang", "dwell_minutes", "q", "top_by",
+        "departure", "now", "pace", "travel", "network", "include_unreachable", "lang", "dwell_minutes", "q", "top_by", "include", "place",
     ]
 
     /// A parameter added to a route is listed here as numeric or text, so that the hostile
