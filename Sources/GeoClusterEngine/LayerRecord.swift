@@ -11,8 +11,9 @@ public enum LayerKind: String, Sendable, CaseIterable {
 public enum RecordFields: Sendable, Equatable {
     /// `species` non-empty, `count` individuals in 1...``LayerRecord/maxSightingCount``,
     /// `observed_at` an RFC 3339 date-time with a UTC offset; optionally `observer_id`, who
-    /// recorded it (``LayerRecord/observerID``), set from the writer's key when keys are on,
-    /// and `note`, the observer's own text, which answers withhold (``withholdingNote()``).
+    /// recorded it (``LayerRecord/observerID``), set from the writer's key when keys are on.
+    /// A `note` among its free-form properties is the observer's own, which answers
+    /// withhold (``withholdingNote()``).
     case sighting(species: String, count: Int, observedAt: Timestamp)
     /// `name` and `category` non-empty; `dwell_minutes` optional, 0...1440 (one day).
     case place(name: String, category: String, dwellMinutes: Double?)
@@ -167,7 +168,7 @@ private struct RecordReader {
 
     /// Members of a flat record besides the kind fields.
     static let flatMembers = ["id", "lon", "lat", "properties"]
-    static let sightingFields = ["species", "count", "observed_at", "observer_id", "note"]
+    static let sightingFields = ["species", "count", "observed_at", "observer_id"]
     static let placeFields = ["name", "category", "dwell_minutes"]
     static let stationFields = ["name", "lines"]
 
@@ -242,11 +243,6 @@ private struct RecordReader {
                 guard let observer = value.stringValue, !observer.isEmpty,
                       observer.count <= LayerRecord.maxObserverIDLength else {
                     throw error("observer_id", "must be a non-empty string of at most \(LayerRecord.maxObserverIDLength) characters, got \(describe(value))")
-                }
-            }
-            if let value = object["note"], value != .null {
-                guard let note = value.stringValue, note.count <= LayerRecord.maxNoteLength else {
-                    throw error("note", "must be a string of at most \(LayerRecord.maxNoteLength) characters, got \(describe(value))")
                 }
             }
             return .sighting(species: species, count: count, observedAt: observedAt)
@@ -381,7 +377,9 @@ extension LayerRecord {
         return record
     }
 
-    /// The record without its `note` in answers: a sighting's note is the observer's own,
+    /// The record without the `note` of its properties in answers (any JSON value; a
+    /// free-form member, so records stored before it was withheld load as they are): a
+    /// sighting's note is the observer's own,
     /// read back by id only with the owner's key or an admin key (``ownerFeatureText``);
     /// the store keeps it as written. The record itself when it has no note.
     func withholdingNote() -> LayerRecord {
@@ -395,8 +393,6 @@ extension LayerRecord {
         return record
     }
 
-    /// Most characters of a sighting's `note`.
-    public static let maxNoteLength = 2_000
 
     private init(idKey: String, idJSON: JSONValue, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],
                  properties: JSONValue) {

@@ -104,7 +104,7 @@ struct KeyRouteTests {
         let store = MemoryKeyStore()
         let alice = try store.create(owner: "alice"), bob = try store.create(owner: "bob")
         try await withKeys(.writes, store) { client, _, _ in
-            let body = OwnedSample.sighting.replacingOccurrences(#""count":"#, #""note":"by the old mill","count":"#)
+            let body = OwnedSample.sighting.replacingOccurrences(#""count":"#, #""properties":{"note":"by the old mill"},"count":"#)
             #expect(body.contains("old mill"))
             let written = try await client.send(.post, "/v1/layers/sightings/points", body, headers: Self.bearer(alice))
             #expect(written.status == .created)

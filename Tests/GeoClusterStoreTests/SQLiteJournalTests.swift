@@ -54,7 +54,7 @@ import GeoClusterStore
         let seed = try StoreFixtures.seedFile(in: directory)
         let path = directory.appendingPathComponent("store.sqlite").path
         var record = StoreFixtures.sighting("n1", 1)
-        if case var .object(object) = record { object["note"] = "under the bridge"; record = .object(object) }
+        if case var .object(object) = record { object["properties"] = ["note": "under the bridge"]; record = .object(object) }
         do {
             let (engine, journal) = try StoreFixtures.engine(store: path, seed: seed)
             _ = try engine.handle(["op": "insert", "layer": "birds", "records": [record]]).get()
