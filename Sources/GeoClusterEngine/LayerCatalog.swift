@@ -31,7 +31,7 @@ public enum LayerCatalog {
     public static func load(_ spec: LayerSpec) throws(EngineError) -> EngineLayer {
         try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: spec.algorithm, options: spec.options,
                  speciesChecklist: spec.speciesChecklist, sensitiveSpecies: spec.sensitiveSpecies)
-            .credited(spec.credit)
+            .described(spec.metadata)
     }
 
     /// A layer as `layers.json` (or `--layer-file`) describes it, before it is loaded.
@@ -48,7 +48,7 @@ public enum LayerCatalog {
         /// A sightings layer's `sensitive_species`, by scientific name.
         public var sensitiveSpecies: Set<String>
         /// The layer's `license` and `attribution`, which `layers` answers carry.
-        public var credit = LayerCredit()
+        public var metadata = LayerMetadata()
 
         public init(name: String, kind: LayerKind, algorithm: Algorithm? = nil,
                     options: RadiusClusterOptions = RadiusClusterOptions(), path: String,
@@ -98,7 +98,15 @@ public enum LayerCatalog {
                                                  checklist: checklist, place: place)
             var spec = LayerSpec(name: name, kind: kind, algorithm: algorithm, options: options,
                                  path: directory + "/" + file, speciesChecklist: checklist, sensitiveSpecies: sensitive)
-            spec.credit = LayerCredit(license: entry["license"]?.stringValue, attribution: entry["attribution"]?.stringValue)
+            var zone: String?
+            if let value = entry["time_zone"], !value.isNull {
+                guard let name = value.stringValue, TimeZone(identifier: name) != nil else {
+                    throw .invalidLayerSource(path: place, reason: "\"time_zone\" must be an IANA time zone such as \"Asia/Seoul\", got \(value.jsonString)")
+                }
+                zone = name
+            }
+            spec.metadata = LayerMetadata(license: entry["license"]?.stringValue, attribution: entry["attribution"]?.stringValue,
+                                          timeZone: zone)
             specs.append(spec)
         }
         return specs
@@ -282,13 +290,17 @@ public enum LayerCatalog {
 /// Where a layer's data comes from, as the licences of its sources require it to be shown:
 /// `license` (an SPDX identifier) and `attribution` (the text a map shows), from
 /// `layers.json`. `layers` and `stats` answers carry them.
-public struct LayerCredit: Sendable, Equatable {
+public struct LayerMetadata: Sendable, Equatable {
     public var license: String?
     public var attribution: String?
+    /// The IANA time zone of the layer's local times (`time_zone`, e.g. `Asia/Seoul`): a
+    /// places layer's opening hours are read in it.
+    public var timeZone: String?
 
-    public init(license: String? = nil, attribution: String? = nil) {
+    public init(license: String? = nil, attribution: String? = nil, timeZone: String? = nil) {
         self.license = license
         self.attribution = attribution
+        self.timeZone = timeZone
     }
 
     /// The summary with `license` and `attribution` added when known.
@@ -301,14 +313,14 @@ public struct LayerCredit: Sendable, Equatable {
 }
 
 extension EngineLayer {
-    /// The layer with its credit set.
-    func credited(_ credit: LayerCredit) -> EngineLayer {
+    /// The layer with its metadata set.
+    func described(_ metadata: LayerMetadata) -> EngineLayer {
         switch self {
         case var .radius(layer):
-            layer.credit = credit
+            layer.metadata = metadata
             return .radius(layer)
         case let .live(store):
-            store.credit(credit)
+            store.describe(metadata)
             return .live(store)
         }
     }

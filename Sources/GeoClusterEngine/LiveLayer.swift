@@ -27,7 +27,7 @@ public struct LiveLayer: Sendable {
     /// and any name is accepted.
     public var speciesChecklist: SpeciesChecklist?
     /// Licence and attribution shown in `layers` answers.
-    public var credit = LayerCredit()
+    public var metadata = LayerMetadata()
     /// Scientific names of the species whose sightings are shown at a generalised position
     /// (``LayerRecord/generalized()``) in every answer: clusters, leaves, tiles, nearby,
     /// records read by id.
@@ -338,6 +338,6 @@ public struct LiveLayer: Sendable {
         object["options"] = ["radius": .number(o.radiusPixels), "extent": .number(Double(o.extent)),
                              "min_zoom": .number(Double(o.minZoom)), "max_zoom": .number(Double(o.maxZoom)),
                              "min_points": .number(Double(o.minPoints))]
-        return credit.adding(to: .object(object))
+        return metadata.adding(to: .object(object))
     }
 }

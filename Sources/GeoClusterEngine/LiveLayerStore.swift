@@ -113,12 +113,12 @@ public final class LiveLayerStore: Sendable {
         return try result.get()
     }
 
-    /// Sets the layer's licence and attribution (when it is loaded); later versions keep it.
-    func credit(_ credit: LayerCredit) {
+    /// Sets the layer's metadata (licence, attribution, time zone) when it is loaded; later versions keep it.
+    func describe(_ metadata: LayerMetadata) {
         writer.withLock { _ in
             let base = current.load(ordering: .acquiring)
             var layer = base.layer
-            layer.credit = credit
+            layer.metadata = metadata
             current.store(Version(layer, sequence: base.sequence), ordering: .releasing)
         }
     }
@@ -158,12 +158,12 @@ public final class LiveLayerStore: Sendable {
                 }
             }
         case let .snapshot(records):
-            let version = layer.version, checklist = layer.speciesChecklist, credit = layer.credit
+            let version = layer.version, checklist = layer.speciesChecklist, metadata = layer.metadata
             layer = try LiveLayer(name: name, kind: kind, stored: records, options: layer.index.options,
                                   sensitiveSpecies: layer.sensitiveSpecies)
             layer.version = version
             layer.speciesChecklist = checklist
-            layer.credit = credit
+            layer.metadata = metadata
         }
         layer.version += 1
     }

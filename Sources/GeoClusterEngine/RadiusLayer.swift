@@ -16,7 +16,7 @@ public struct RadiusLayer: Sendable {
     /// after the features were validated.
     public let buildSeconds: Double
     /// Licence and attribution shown in `layers` answers.
-    public var credit = LayerCredit()
+    public var metadata = LayerMetadata()
 
     /// Validates every feature (a GeoJSON Feature with Point geometry and valid
     /// coordinates; properties an object or null) and builds the index.
@@ -78,6 +78,6 @@ public struct RadiusLayer: Sendable {
         object["options"] = ["radius": .number(o.radiusPixels), "extent": .number(Double(o.extent)),
                              "min_zoom": .number(Double(o.minZoom)), "max_zoom": .number(Double(o.maxZoom)),
                              "min_points": .number(Double(o.minPoints))]
-        return credit.adding(to: .object(object))
+        return metadata.adding(to: .object(object))
     }
 }

@@ -62,6 +62,10 @@ public struct ReachabilityAnswer: Sendable, Hashable {
         /// any place could fit), so the visit takes more than `minutesShortAtLeast` minutes
         /// beyond the time that remains.
         case beyondNetworkSearch(minutesShortAtLeast: Double)
+        /// The place is closed when the traveller would arrive, or closes before the dwell
+        /// is over; it next opens `minutesUntilOpen` minutes from now (`nil` when its
+        /// hours never open).
+        case closed(minutesUntilOpen: Double?)
 
         /// Stable snake_case identifier for clients.
         public var code: String {
@@ -69,6 +73,7 @@ public struct ReachabilityAnswer: Sendable, Hashable {
             case .notEnoughTime: "not_enough_time"
             case .notConnected: "not_connected"
             case .beyondNetworkSearch: "beyond_network_search"
+            case .closed: "closed"
             }
         }
     }
@@ -115,4 +120,38 @@ public enum ReachabilitySortOrder: Sendable, Hashable {
     case slack
     /// Shortest walk first, then the lower index.
     case distance
+}
+
+extension ReachabilityAnswer {
+    /// The answer with the places that would be closed during their visit moved to the
+    /// unreachable places (reason ``UnreachableReason/closed(minutesUntilOpen:)``).
+    /// `hours` gives a place's opening hours by its index (`nil`: unknown, taken as open),
+    /// and `nowMinuteOfWeek` the local minute of the week now (0 is Monday 00:00): a
+    /// visit runs from the arrival, `walkMinutesEachWay` from now, for `dwellMinutes`.
+    public func closingPlaces(hours: (Int) -> OpeningHours?, nowMinuteOfWeek: Double) -> ReachabilityAnswer {
+        var answer = self
+        answer.reachable = []
+        var closed: [UnreachablePlace] = []
+        for place in reachable {
+            let arrival = nowMinuteOfWeek + place.walkMinutesEachWay
+            guard let opening = hours(place.index), !opening.isOpen(from: arrival, for: place.dwellMinutes) else {
+                answer.reachable.append(place)
+                continue
+            }
+            closed.append(UnreachablePlace(
+                index: place.index, straightLineDistanceMeters: place.straightLineDistanceMeters,
+                distanceMetersEachWay: place.distanceMetersEachWay, distanceMetersBack: place.distanceMetersBack,
+                dwellMinutes: place.dwellMinutes,
+                reason: .closed(minutesUntilOpen: opening.minutesUntilOpen(from: arrival).map { place.walkMinutesEachWay + $0 })))
+        }
+        guard !closed.isEmpty else { return self }
+        answer.unreachable += closed
+        answer.unreachable.sort { a, b in
+            if a.straightLineDistanceMeters != b.straightLineDistanceMeters {
+                return a.straightLineDistanceMeters < b.straightLineDistanceMeters
+            }
+            return a.index < b.index
+        }
+        return answer
+    }
 }

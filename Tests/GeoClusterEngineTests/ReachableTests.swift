@@ -460,6 +460,45 @@ struct HelsinkiReachableTests {
         #expect(plain["reachable"]?[0]?["route"] == nil)
     }
 
+    /// Opening hours, in Helsinki's time: on a Sunday evening the shops that closed at
+    /// 18:00 are not reachable but `closed`, with when they open on Monday; places without
+    /// hours stay, said to be unknown; with `remaining_minutes` alone nothing is checked.
+    @Test func closedPlacesAreNotReachable() throws {
+        let engine = try Self.engine()
+        func answer(_ fields: JSONObject) throws -> JSONValue {
+            var request: JSONObject = ["op": "reachable", "layer": "helsinki_places", "stations_layer": "helsinki_stations",
+                                       "station": "helsinki-central", "limit": 1_000, "include_unreachable": true,
+                                       "category": "shopping"]
+            for (key, value) in fields { request[key] = value }
+            return try engine.handle(.object(request)).get()
+        }
+        // Sunday 1 June 2025, 17:00 and 20:00 in Helsinki (UTC+3); two hours to departure.
+        let afternoon = try answer(["now": "2025-06-01T17:00:00+03:00", "departure": "2025-06-01T19:00:00+03:00",
+                                    "dwell_minutes": ["shopping": 20]])
+        let evening = try answer(["now": "2025-06-01T20:00:00+03:00", "departure": "2025-06-01T22:00:00+03:00",
+                                  "dwell_minutes": ["shopping": 20]])
+        let open = afternoon["reachable"]?.arrayValue ?? []
+        let late = evening["reachable"]?.arrayValue ?? []
+        #expect(open.filter { $0["hours"] == "open" }.count > 10)
+        #expect(late.allSatisfy { $0["hours"] == "unknown" || $0["hours"] == "open" })
+        let closed = (evening["unreachable"]?.arrayValue ?? []).filter { $0["reason"] == "closed" }
+        #expect(closed.count > 10)
+        // "Mo-Fr 10:00-21:00; Sa 10:00-19:00; Su 12:00-18:00" and the like open on Monday
+        // morning; some only later in the week; "closed" never.
+        let opening = closed.compactMap { $0["opens_at"]?.stringValue }
+        #expect(opening.filter { $0.hasPrefix("2025-06-02T10:00:00+03:00") }.count > 5, "\(opening)")
+        #expect(opening.allSatisfy { $0 > "2025-06-02T00:00" && $0.hasSuffix(":00+03:00") }, "\(opening)")
+        #expect(open.count > late.count)
+        // Without clock times, hours are not checked: the same two hours then list every
+        // place that either of the clock-time answers lists or finds closed.
+        let unchecked = try answer(["remaining_minutes": 120, "dwell_minutes": ["shopping": 20]])
+        #expect((unchecked["reachable"]?.arrayValue ?? []).allSatisfy { $0["hours"] == "unchecked" })
+        for timed in [afternoon, evening] {
+            let closedThen = (timed["unreachable"]?.arrayValue ?? []).filter { $0["reason"] == "closed" }.count
+            #expect((timed["total"]?.intValue ?? 0) + closedThen == unchecked["total"]?.intValue)
+        }
+    }
+
     @Test func networkWalksAreNeverShorterThanTheGeodesic() throws {
         let engine = try Self.engine()
         func answer(_ fields: JSONObject) throws -> JSONValue {
