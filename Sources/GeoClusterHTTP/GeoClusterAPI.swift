@@ -467,7 +467,11 @@ extension GeoClusterAPI {
     public func connectionHandlers(limits: ServerLimits = ServerLimits()) -> [any RemovableChannelHandler] {
         var handlers: [any RemovableChannelHandler] = []
         if let seconds = limits.writeTimeoutSeconds {
-            handlers.append(WriteTimeout(timeout: .seconds(Int64(seconds))) { [metrics] in metrics.countWriteTimeout() })
+            handlers.append(WriteTimeout(timeout: .seconds(Int64(seconds))) { [metrics] in
+                metrics.countWriteTimeout()
+                // The answer it dropped may be megabytes: give the pages back.
+                HeapTrim.releaseFreePagesSoon()
+            })
         }
         return handlers + [FlushBeforeClose(), HTTPProtocolGuard()]
     }

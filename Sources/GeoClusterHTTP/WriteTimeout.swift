@@ -33,8 +33,10 @@ final class WriteTimeout: ChannelDuplexHandler, RemovableChannelHandler {
         } else if deadline == nil {
             let onTimeout = onTimeout
             deadline = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: timeout) {
-                onTimeout()
-                context.close(promise: nil)
+                // Once closed, the pending writes (the answer) have been dropped.
+                let closed = context.eventLoop.makePromise(of: Void.self)
+                closed.futureResult.whenComplete { _ in onTimeout() }
+                context.close(promise: closed)
             }
         }
         context.fireChannelWritabilityChanged()
