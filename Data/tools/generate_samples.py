@@ -741,6 +741,7 @@ def sighting_features(rng):
 def manifest():
     return {"layers": [
         {"name": "sightings", "kind": "sightings", "file": "sightings.geojson", "species_checklist": "species.json",
+         "sensitive_species": ["Calidris pygmaea", "Haliaeetus pelagicus"],
          "description": "Synthetic bird sightings in South Korea 2023-2025 at real wetland "
                         "hotspots with species seasonality; not real observations.",
          "license": "CC0-1.0",
@@ -804,7 +805,7 @@ def main():
     # Independent streams so that changing one layer does not reshuffle the others.
     # The short-visit places come last, so the others keep their order and bytes.
     write_geojson(os.path.join(args.out, "places.geojson"),
-                  place_features(Rng(SEED + 1), by_id) + short_visit_features(by_id))
+                  with_opening_hours(place_features(Rng(SEED + 1), by_id) + short_visit_features(by_id)))
     write_geojson(os.path.join(args.out, "sightings.geojson"), sighting_features(Rng(SEED + 2)))
 
     write_species_checklist(os.path.join(args.out, "species.json"))
@@ -812,6 +813,37 @@ def main():
     with open(os.path.join(args.out, "layers.json"), "w", encoding="utf-8", newline="\n") as f:
         f.write(json.dumps(manifest(), ensure_ascii=False, indent=2))
         f.write("\n")
+
+
+# Plausible opening hours (OpenStreetMap syntax) for the generated places, by category;
+# the n-th place of a category takes the (n mod k)-th pattern. The real landmarks
+# ("source": "compiled") get none, so that no real place is given made-up hours.
+OPENING_HOURS = {
+    "restaurant": ["Mo-Su 11:00-22:00", "Mo-Sa 11:30-15:00,17:00-22:00; Su off", "Mo-Su 17:00-02:00"],
+    "cafe": ["Mo-Su 08:00-22:00", "Mo-Fr 07:30-21:00; Sa-Su 10:00-22:00"],
+    "shopping": ["Mo-Su 10:30-20:00"],
+    "market": ["Mo-Su 09:00-21:00", "Mo-Sa 06:00-19:00"],
+    "museum": ["Tu-Su 09:00-18:00; Mo off"],
+    "temple": ["Mo-Su 06:00-18:00"],
+    "attraction": ["Mo-Su 09:00-18:00", "Mo-Su 10:00-22:00"],
+    "convenience": ["24/7"],
+    "park": ["24/7"],
+    "viewpoint": ["24/7"],
+    "beach": ["24/7"],
+}
+
+
+def with_opening_hours(features):
+    seen = {}
+    for feature in features:
+        props = feature["properties"]
+        patterns = OPENING_HOURS.get(props["category"])
+        if props.get("source") != "generated" or not patterns:
+            continue
+        n = seen.get(props["category"], 0)
+        seen[props["category"]] = n + 1
+        props["opening_hours"] = patterns[n % len(patterns)]
+    return features
 
 
 def write_species_checklist(path):
