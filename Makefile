@@ -2,9 +2,11 @@
 # Each target installs the system packages it needs when they are missing.
 
 SWIFT ?= swift
-APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev
+# tzdata: places layers' opening hours are read in their time zone (layers.json).
+APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev tzdata
 # The viewer page's test draws it in headless Chromium; the replica tests start a
-# throwaway PostgreSQL cluster and talk HTTP through curl.
+# throwaway PostgreSQL cluster and talk HTTP through curl; the walking-network import
+# tests read OpenStreetMap extracts with osmium.
 TEST_APT_PACKAGES := chromium postgresql curl osmium-tool
 CONFIG ?= debug
 
