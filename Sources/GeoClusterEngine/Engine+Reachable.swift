@@ -189,6 +189,13 @@ extension Engine {
         }
         result["travel"] = .string(networkName == nil ? "straight_line" : "network")
         if let networkName { result["network"] = .string(networkName) }
+        if case let .network(network, _) = travel {
+            // How far the station is from the network, walked in a straight line: an
+            // extract that lacks the streets around it shows here, not as a silent detour.
+            let snap = Self.geodesicMeters(origin, network.nodes[network.nearestNode(to: origin).node])
+            result["station_to_network_m"] = .number(Self.up(snap))
+            if snap > Self.offNetworkMeters { result["station_off_network"] = true }
+        }
         let page = answer.reachable.dropFirst(query.offset).prefix(query.limit)
         result["reachable"] = .array(page.map { place in
             var item = Self.placeJSON(places.record(atSlot: place.index), language: query.language)
@@ -314,6 +321,11 @@ extension Engine {
         }
         return GeoJSON.featureCollection(features)
     }
+
+    /// A station farther than this from its walking network is said to be off it
+    /// (`station_off_network`): beyond a few blocks, the straight walk to the network
+    /// stands for streets the network does not have.
+    static let offNetworkMeters = 200.0
 
     // MARK: Opening hours
 

@@ -160,6 +160,31 @@ struct OSMWalkingNetworkTests {
         #expect(yeouidoStation.distanceMeters < 100)
         let yeongdeungpo = network.nearestNode(to: Coordinate(longitude: 126.9072076, latitude: 37.5153957))
         #expect(yeongdeungpo.distanceMeters > 1_000)
+
+        // reachable says so: Yeongdeungpo lies outside the network's bounds (an error that
+        // says so), a point across the river inside them is off it, Yeouido on it.
+        let stations = try [("yeouido", 126.9241053, 37.5217071), ("yeongdeungpo", 126.9072076, 37.5153957),
+                            ("noryangjin-side", 126.956, 37.5175)]
+            .enumerated().map { i, station in
+                try LayerRecord(json: ["id": .string(station.0), "lon": .number(station.1), "lat": .number(station.2),
+                                       "name": .string(station.0), "lines": ["1"]],
+                                kind: .stations, layer: "stations", index: i)
+            }
+        let place = try LayerRecord(json: ["id": "p", "lon": 126.925, "lat": 37.522, "name": "P", "category": "cafe"],
+                                    kind: .places, layer: "places", index: 0)
+        let engine = try Engine(entries: [.live(LiveLayerStore(try LiveLayer(name: "stations", kind: .stations, records: stations))),
+                                          .live(LiveLayerStore(try LiveLayer(name: "places", kind: .places, records: [place])))],
+                                networks: ["yeouido_walk": network])
+        let outside = engine.handle(["op": "reachable", "layer": "places", "station": "yeongdeungpo",
+                                     "remaining_minutes": 60, "travel": "network"])
+        guard case let .failure(error) = outside else { Issue.record("Yeongdeungpo is outside the network"); return }
+        #expect(error.code == "unknown_network" && error.description.contains("no loaded walking network covers"))
+        for (station, off) in [("yeouido", false), ("noryangjin-side", true)] {
+            let answer = try engine.handle(["op": "reachable", "layer": "places", "station": .string(station),
+                                            "remaining_minutes": 60, "travel": "network"]).get()
+            #expect((answer["station_off_network"] == true) == off, "\(station)")
+            #expect((answer["station_to_network_m"]?.doubleValue ?? -1) > (off ? 1_000 : 0))
+        }
     }
 
     /// Central Helsinki, from the same OSM extract as Data/helsinki_walk.json: the railway
