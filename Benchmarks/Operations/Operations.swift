@@ -81,6 +81,34 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { blackHole(try fixture.engine.handle(request).get()) }
     }
 
+    Benchmark("reachable over the Helsinki walking network, with routes", configuration: reachable) { benchmark in
+        let fixture = ReachableFixture.shared
+        var request = fixture.nextHelsinkiRequest()
+        if case var .object(object) = request {
+            object["include"] = ["route"]
+            request = .object(object)
+        }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(try fixture.engine.handle(request).get()) }
+    }
+
+    // The walking network of the Helsinki extract in ../shared (read from there, skipped
+    // when absent), through osmium, as `geo-cluster network import` builds it.
+    let helsinkiExtract = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/data/osm_helsinki_central/helsinki.osm.pbf").path
+    if FileManager.default.fileExists(atPath: helsinkiExtract) {
+        Benchmark("network import, Helsinki extract",
+                  configuration: .init(metrics: [.wallClock, .cpuTotal, .peakMemoryResident], warmupIterations: 1,
+                                       maxDuration: .seconds(20), maxIterations: 10)) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try OSMWalkingNetwork.importing(helsinkiExtract).nodes.count)
+            }
+        }
+    } else {
+        print("network import benchmark skipped: \(helsinkiExtract) not found (it is read from ../shared)")
+    }
+
     Benchmark("reachable from a start position via a place, straight line, places 100k", configuration: reachable) { benchmark in
         let fixture = ReachableFixture.shared
         let request = fixture.nextKoreaRequest(startingAway: true)
