@@ -97,21 +97,23 @@ struct ClusterError: Error, CustomStringConvertible {
 
 /// A loopback TCP port that was free a moment ago.
 func freePort() throws -> Int {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw ClusterError("socket() failed") }
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) }
+    // Below the kernel's ephemeral range (32768-60999 here), from which every server the
+    // tests start with `--port 0` takes its port: one of those could otherwise be given,
+    // between this check and the bind, the port returned here, and a script waiting for
+    // "its" server would talk to another test's.
+    for _ in 0..<500 {
+        let port = Int.random(in: 20_000..<32_000)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw ClusterError("socket() failed") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if bound == 0 { return port }
     }
-    guard bound == 0 else { throw ClusterError("bind() failed") }
-    let named = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-    }
-    guard named == 0 else { throw ClusterError("getsockname() failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    throw ClusterError("no free port in 20000..<32000")
 }

@@ -41,7 +41,9 @@ struct ReadmeExampleTests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
-        let (port1, port2) = (try freePort(), try freePort())
+        let port1 = try freePort()
+        var port2 = try freePort()
+        while port2 == port1 { port2 = try freePort() }
 
         // In this order, so that no replacement reaches into text an earlier one put in:
         // the work directory's name may hold "8080", the binary may lie under /tmp.
