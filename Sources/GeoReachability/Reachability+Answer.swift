@@ -92,6 +92,14 @@ public struct ReachabilityAnswer: Sendable, Hashable {
         public var dwellMinutes: Double
         /// Why it does not fit.
         public var reason: UnreachableReason
+
+        /// The order of unreachable places: nearest first in a straight line, then by index.
+        static func nearestFirst(_ a: UnreachablePlace, _ b: UnreachablePlace) -> Bool {
+            if a.straightLineDistanceMeters != b.straightLineDistanceMeters {
+                return a.straightLineDistanceMeters < b.straightLineDistanceMeters
+            }
+            return a.index < b.index
+        }
     }
 
     /// How much time there is.
@@ -146,12 +154,7 @@ extension ReachabilityAnswer {
         }
         guard !closed.isEmpty else { return self }
         answer.unreachable += closed
-        answer.unreachable.sort { a, b in
-            if a.straightLineDistanceMeters != b.straightLineDistanceMeters {
-                return a.straightLineDistanceMeters < b.straightLineDistanceMeters
-            }
-            return a.index < b.index
-        }
+        answer.unreachable.sort(by: UnreachablePlace.nearestFirst)
         return answer
     }
 }

@@ -151,12 +151,7 @@ public enum Reachability {
                 return a.index < b.index
             }
         }
-        visit.unreachable.sort { a, b in
-            if a.straightLineDistanceMeters != b.straightLineDistanceMeters {
-                return a.straightLineDistanceMeters < b.straightLineDistanceMeters
-            }
-            return a.index < b.index
-        }
+        visit.unreachable.sort(by: ReachabilityAnswer.UnreachablePlace.nearestFirst)
         answer.reachable = visit.reachable
         answer.unreachable = visit.unreachable
         return answer
