@@ -3,11 +3,12 @@
 
 SWIFT ?= swift
 # tzdata: places layers' opening hours are read in their time zone (layers.json).
-APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev tzdata
-# The viewer page's test draws it in headless Chromium; the replica tests start a
-# throwaway PostgreSQL cluster and talk HTTP through curl; the walking-network import
-# tests read OpenStreetMap extracts with osmium.
-TEST_APT_PACKAGES := chromium postgresql curl osmium-tool
+# libjs-leaflet: the map library of the viewer page at / (served from the binary).
+APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev tzdata libjs-leaflet
+# The viewer page's tests draw it in headless Chromium (with a font for Korean); the
+# replica tests start a throwaway PostgreSQL cluster and talk HTTP through curl; the
+# walking-network import tests read OpenStreetMap extracts with osmium.
+TEST_APT_PACKAGES := chromium fonts-noto-cjk postgresql curl osmium-tool
 CONFIG ?= debug
 
 .PHONY: all deps test-deps apt-install build release run test fuzz clean

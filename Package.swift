@@ -84,6 +84,8 @@ let package = Package(
             name: "GeoClusterHTTP",
             dependencies: [
                 "GeoClusterEngine",
+                // The viewer draws walking networks as streets.
+                "GeoReachability",
                 "GeoClusterWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // HTTP/1.1 channel settings (idle timeout) and the connection limit.

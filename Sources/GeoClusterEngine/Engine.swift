@@ -152,7 +152,12 @@ public final class Engine: Sendable {
     public func execute(_ request: Request, by caller: Caller = .trusted) throws(EngineError) -> JSONValue {
         switch request {
         case .layers:
-            return .object(["layers": .array(entries.map(\.summary))])
+            // The walking networks too, so that a client can offer `"travel":"network"`.
+            let networkList: [JSONValue] = networks.sorted { $0.key < $1.key }.map { name, network in
+                .object(["name": .string(name), "nodes": .number(Double(network.nodeCount)),
+                        "edges": .number(Double(network.edgeCount))])
+            }
+            return .object(["layers": .array(entries.map(\.summary)), "networks": .array(networkList)])
 
         case let .stats(name):
             if let name {

@@ -59,6 +59,8 @@ public struct GeoClusterAPI: Sendable {
     public let keyRing: KeyRing?
     /// Answers kept for their next request (``AnswerCache``); `nil` keeps none.
     let answerCache: AnswerCache?
+    /// The files the viewer page loads under `/viewer/` (``ViewerAssets``).
+    public let viewerAssets: ViewerAssets
 
     /// Why the service is not ready yet (a replica catching up with its store's change
     /// feed), or `nil` when it is; `/readyz` answers 503 with that reason.
@@ -83,11 +85,12 @@ public struct GeoClusterAPI: Sendable {
                 concurrentBatches: Int = defaultConcurrentBatches,
                 responsePolicy: ResponsePolicy = ResponsePolicy(), allowedOrigins: AllowedOrigins = .any,
                 keyRequirement: KeyRequirement = .off, keyRing: KeyRing? = nil,
-                answerCacheBytes: Int = defaultAnswerCacheBytes,
+                answerCacheBytes: Int = defaultAnswerCacheBytes, viewerAssets: ViewerAssets = ViewerAssets(),
                 notReadyReason: @escaping @Sendable () -> String? = { nil }) {
         self.answerCache = answerCacheBytes > 0 ? AnswerCache(budgetBytes: answerCacheBytes) : nil
         precondition(keyRequirement == .off || keyRing != nil, "keys are required but no key ring is given")
         self.engine = engine
+        self.viewerAssets = viewerAssets
         self.keyRequirement = keyRequirement
         self.keyRing = keyRing
         self.notReadyReason = notReadyReason
@@ -103,7 +106,7 @@ public struct GeoClusterAPI: Sendable {
     /// The path of every route, as `/metrics` labels them; `addRoutes` checks (in debug
     /// builds, so in tests) that it registers exactly these.
     static var routePaths: [RouterPath] {
-        ["/", "/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path)
+        ["/", "/viewer/{file}", "/healthz", "/readyz", "/metrics", "/v1/query"] + Endpoint.all.map(\.path)
             + [Endpoint.vectorTile.path, pointPath]  // pointsPath is the `list` endpoint's
     }
 
@@ -124,7 +127,14 @@ public struct GeoClusterAPI: Sendable {
         router.add(middleware: ErrorMiddleware<Context>())
         var table = RouteTable(router: router)
 
-        table.get("/") { _, _ in ViewerPage.response() }
+        table.get("/") { _, _ in ViewerPage.response(assets: viewerAssets) }
+        table.get("/viewer/{file}") { request, context in
+            let file = context.parameters.get("file") ?? ""
+            guard let response = viewerAssets.response(file: file, policy: responsePolicy, request: request) else {
+                throw APIError.routeNotFound(path: "/viewer/" + file)
+            }
+            return response
+        }
         table.get("/healthz") { _, _ in JSONResponse(["status": "ok"]) }
         table.get("/readyz") { _, _ in try readiness() }
         table.get("/metrics") { _, _ in

@@ -15,6 +15,9 @@ enum ResponseMediaType: String, Sendable {
     case prometheusText = "text/plain; version=0.0.4; charset=utf-8"
     /// The map viewer page.
     case html = "text/html; charset=utf-8"
+    /// The viewer's map library.
+    case javaScript = "text/javascript; charset=utf-8"
+    case css = "text/css; charset=utf-8"
 }
 
 /// How the answers of the `GET` query routes are sent: with a strong `ETag` (a hash of

@@ -72,6 +72,10 @@ struct Serve: AsyncParsableCommand {
         """, valueName: "off|writes|all"))
     var keys: String?
 
+    @Option(help: ArgumentHelp("Where Leaflet's leaflet.js and leaflet.css are, for the viewer page at / (Debian's libjs-leaflet).",
+                               valueName: "dir"))
+    var leaflet = ViewerAssets.defaultLeafletDirectory
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel): expected trace, debug, info, notice, warning, error or critical")
@@ -144,6 +148,8 @@ struct Serve: AsyncParsableCommand {
                                 responsePolicy: ResponsePolicy(cacheMaxAgeSeconds: cacheMaxAge),
                                 allowedOrigins: origins, keyRequirement: keyRequirement, keyRing: keyRing,
                                 answerCacheBytes: min(answerCacheMB, 1 << 20) << 20,
+                                viewerAssets: try ViewerAssets(leafletDirectory: leaflet, dataDirectory: source.data,
+                                                               networks: engine.networks),
                                 notReadyReason: { [feed] in feed?.notReadyReason })
         let limits = ServerLimits(idleTimeoutSeconds: idleTimeout > 0 ? idleTimeout : nil,
                                   maxConnections: maxConnections > 0 ? maxConnections : nil,

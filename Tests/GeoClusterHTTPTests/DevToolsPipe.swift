@@ -114,6 +114,13 @@ final class DevToolsPipe: @unchecked Sendable {
         _ = try send("Input.dispatchMouseEvent", parameters)
     }
 
+    /// The page as drawn now, as PNG bytes (`Page.captureScreenshot`).
+    func screenshot() throws -> [UInt8] {
+        let result = try send("Page.captureScreenshot", ["format": "png"])
+        let text = try Self.require(result["data"]?.stringValue, "Page.captureScreenshot gave no data")
+        return Array(try Self.require(Data(base64Encoded: text), "Page.captureScreenshot gave no base64"))
+    }
+
     /// Sends a command and returns its result, skipping the events that come before it.
     @discardableResult
     func send(_ method: String, _ parameters: JSONObject = JSONObject(), toPage: Bool = true) throws -> JSONValue {

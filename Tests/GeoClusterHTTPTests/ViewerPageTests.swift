@@ -2,13 +2,15 @@ import Foundation
 import GeoCluster
 import GeoClusterWire
 import GeoClusterEngine
+import GeoReachability
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
 @testable import GeoClusterHTTP
 
-/// Chromium in headless mode, found on the PATH (`make test` installs Debian's package).
+/// Chromium in headless mode, found on the PATH (`make test` installs Debian's package),
+/// and Leaflet where Debian's libjs-leaflet puts it (`make run` and `make test` install it).
 enum HeadlessBrowser {
     static let path: String? = {
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":")
@@ -20,78 +22,42 @@ enum HeadlessBrowser {
         return nil
     }()
 
+    static let hasLeaflet = FileManager.default.fileExists(atPath: ViewerAssets.defaultLeafletDirectory + "/leaflet.js")
+    static let ready = path != nil && hasLeaflet
+    static let missing = "chromium or libjs-leaflet is not installed; `make test` installs them"
+
     static let window = (width: 1000, height: 700)
-
-    /// Seconds one run of chromium may take: a run takes seconds, but a loaded machine
-    /// stretches it.
-    static let stallSeconds = 60
-
-    /// Loads `url` with its scripts' clocks run ahead by up to 10 s (fetches pending
-    /// hold them back, so the page's requests complete), then writes a screenshot to
-    /// `screenshot`, or returns the DOM as serialised after the scripts ran. Headless
-    /// chromium now and then stalls in virtual time and never exits: a run that outlasts
-    /// ``stallSeconds`` is killed with its child processes (coreutils' `timeout` runs it
-    /// in a process group of its own) and made once more, and a second stall fails the
-    /// test instead of holding up the whole suite.
-    static func run(_ url: String, screenshot: URL? = nil) async throws -> String {
-        for attempt in 1...2 {
-            if let output = try await runOnce(url, screenshot: screenshot) { return output }
-            print("chromium stalled on \(url) (run \(attempt) of 2) and was killed")
-        }
-        Issue.record("chromium stalled twice on \(url)")
-        return ""
-    }
-
-    /// One run of chromium; `nil` when it stalled and was killed.
-    private static func runOnce(_ url: String, screenshot: URL?) async throws -> String? {
-        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: profile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["--kill-after=10", "\(stallSeconds)", try #require(path),
-            // Root in a container has no user namespace sandbox to offer.
-            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            "--user-data-dir=\(profile.path)", "--window-size=\(window.width),\(window.height)",
-            "--virtual-time-budget=10000",
-        ] + (screenshot.map { ["--screenshot=\($0.path)"] } ?? ["--dump-dom"]) + [url]
-        // Output goes to a file, so that no thread blocks reading a pipe while it runs.
-        try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
-        let outputFile = profile.appendingPathComponent("stdout")
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputFile)
-        defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let finished = AsyncStream<Void> { continuation in
-            process.terminationHandler = { _ in continuation.finish() }
-        }
-        try process.run()
-        for await _ in finished {}
-        // `timeout` exits with 124 when it stopped the run, 137 when it had to kill it.
-        if process.terminationStatus == 124 || process.terminationStatus == 137 { return nil }
-        #expect(process.terminationStatus == 0, "chromium exited with \(process.terminationStatus)")
-        return try String(contentsOf: outputFile, encoding: .utf8)
-    }
 }
 
-/// The page `GET /` serves, drawn by a real browser against the server on a socket.
+/// The page `GET /` serves and the files it loads, and the page drawn by a real browser
+/// against `geo-cluster serve` over the sample layers of Data/.
 struct ViewerPageTests {
-    static let clusterColor = (red: 0xE6, green: 0x55, blue: 0x0D)
-    static let pointColor = (red: 0x31, green: 0x82, blue: 0xBD)
-    /// The page's control panel covers this corner of the map.
-    static let panel = (width: 300, height: 240)
+    static let landColor = (red: 0xF2, green: 0xEF, blue: 0xE9)
+    static let seaColor = (red: 0xA9, green: 0xCB, blue: 0xE0)
 
-    @Test func pageIsOneSelfContainedDocument() async throws {
+    @Test func pageLoadsNothingFromElsewhere() async throws {
         try await withAPI { client in
             let page = try await client.get("/")
             #expect(page.status == .ok)
             #expect(page.contentType == "text/html; charset=utf-8")
-            #expect(page.headers[.contentSecurityPolicy]?.contains("connect-src 'self'") == true)
-            #expect(page.text.contains("<canvas"))
-            // Nothing from elsewhere: no links, scripts or styles by URL.
-            for reference in ["http://", "https://", "src=", "href=", "@import"] {
+            let policy = page.headers[.contentSecurityPolicy] ?? ""
+            for directive in ["default-src 'none'", "script-src 'self' 'unsafe-inline'", "connect-src 'self'"] {
+                #expect(policy.contains(directive), "\(directive)")
+            }
+            for reference in ["http://", "https://", "@import", "//cdn"] {
                 #expect(!page.text.contains(reference), "\(reference)")
             }
+            // Every file it names is one of ours, under /viewer/.
+            for attribute in ["src=\"", "href=\""] {
+                var rest = page.text[...]
+                while let found = rest.range(of: attribute) {
+                    let value = rest[found.upperBound...].prefix { $0 != "\"" }
+                    #expect(value.hasPrefix("/viewer/"), "\(attribute)\(value)")
+                    rest = rest[found.upperBound...]
+                }
+            }
+            // Without Leaflet, the page says so rather than staying blank.
+            #expect(page.text.contains("data-problem=\"the map library is not loaded\""))
             let head = try await client.execute(uri: "/", method: .head)
             #expect(head.status == .ok)
             let post = try await client.post("/", "")
@@ -99,36 +65,62 @@ struct ViewerPageTests {
         }
     }
 
-    /// Web Mercator world pixels at `zoom` with 256-pixel tiles, as the page draws.
-    static func worldPixel(longitude: Double, latitude: Double, zoom: Double) -> (x: Double, y: Double) {
-        let size = 256 * pow(2, zoom)
-        let sine = sin(latitude * .pi / 180)
-        return ((longitude + 180) / 360 * size, (0.5 - log((1 + sine) / (1 - sine)) / (4 * .pi)) * size)
+    /// A two-edge network and a loop, for the streets file.
+    static func tinyNetwork() throws -> WalkingNetwork {
+        try WalkingNetwork(nodes: [Coordinate(longitude: 24.94, latitude: 60.17),
+                                   Coordinate(longitude: 24.95, latitude: 60.17),
+                                   Coordinate(longitude: 24.95, latitude: 60.18)],
+                           edges: [.init(from: 0, to: 1, lengthMeters: 555), .init(from: 1, to: 2, lengthMeters: 1112),
+                                   .init(from: 2, to: 2, lengthMeters: 0)])
     }
 
-    static func coordinate(x: Double, y: Double, zoom: Double) -> (longitude: Double, latitude: Double) {
-        let size = 256 * pow(2, zoom)
-        return (x / size * 360 - 180, atan(sinh(.pi * (1 - 2 * y / size))) * 180 / .pi)
-    }
+    @Test func viewerFilesAreServedWithTagsAndCompression() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("viewer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = "/* leaflet */ " + String(repeating: "var a = 1; ", count: 400)
+        try script.write(to: directory.appendingPathComponent("leaflet.js"), atomically: true, encoding: .utf8)
+        try ".leaflet-container {}".write(to: directory.appendingPathComponent("leaflet.css"), atomically: true, encoding: .utf8)
+        let basemap = #"{"type":"FeatureCollection","attribution":"test coast","features":[]}"#
+        try basemap.write(to: directory.appendingPathComponent("basemap.geojson"), atomically: true, encoding: .utf8)
+        let assets = try ViewerAssets(leafletDirectory: directory.path, dataDirectory: directory.path,
+                                      networks: ["tiny": try Self.tinyNetwork()])
+        let api = GeoClusterAPI(engine: try Sample.engine(), viewerAssets: assets)
+        try await Application(router: api.makeRouter()).test(.router) { client in
+            let leaflet = try await client.get("/viewer/leaflet.js")
+            #expect(leaflet.status == .ok)
+            #expect(leaflet.contentType == "text/javascript; charset=utf-8")
+            #expect(leaflet.text == script)
+            let tag = try #require(leaflet.headers[.eTag])
+            let again = try await client.get("/viewer/leaflet.js", [.ifNoneMatch: tag])
+            #expect(again.status == .notModified)
+            let compressed = try await client.get("/viewer/leaflet.js", [.acceptEncoding: "gzip"])
+            #expect(compressed.headers[.contentEncoding] == "gzip")
+            #expect(compressed.body.readableBytes < script.utf8.count / 4)
+            #expect(try await client.get("/viewer/leaflet.css").contentType == "text/css; charset=utf-8")
+            #expect(try await client.get("/viewer/basemap.geojson").text == basemap)
 
-    /// The bbox query parameter the page sends for a view of `width` x `height` pixels.
-    static func bbox(longitude: Double, latitude: Double, zoom: Double, width: Int, height: Int) -> String {
-        let center = worldPixel(longitude: longitude, latitude: latitude, zoom: zoom)
-        let northWest = coordinate(x: center.x - Double(width) / 2, y: center.y - Double(height) / 2, zoom: zoom)
-        let southEast = coordinate(x: center.x + Double(width) / 2, y: center.y + Double(height) / 2, zoom: zoom)
-        return [northWest.longitude, southEast.latitude, southEast.longitude, northWest.latitude]
-            .map { String(format: "%.6f", $0) }.joined(separator: ",")
+            // The network's streets: each edge once as a two-point line, the loop left out.
+            let streets = try await client.get("/viewer/streets-tiny.geojson").json
+            let lines = try #require(streets["geometry"]?["coordinates"]?.arrayValue)
+            #expect(lines.count == 2)
+            #expect(lines.first == .array([.array([24.94, 60.17]), .array([24.95, 60.17])]))
+
+            let missing = try await client.get("/viewer/leaflet.min.js")
+            #expect(missing.status == .notFound)
+            #expect(try missing.json["error"]?["code"] == "not_found")
+            // With Leaflet present, the page has no problem to report.
+            #expect(try await client.get("/").text.contains("data-problem=\"\""))
+        }
+        // A directory without Leaflet: the page names it and what installs it.
+        let without = try ViewerAssets(leafletDirectory: directory.path + "/nothing", dataDirectory: nil, networks: [:])
+        #expect(String(decoding: without.page, as: UTF8.self).contains("is not installed in \(directory.path)/nothing"))
+        #expect(without.files.isEmpty)
     }
 
     static var dataDirectory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Data").path
-    }
-
-    /// The DOM attribute `name` of the first element that has it.
-    static func attribute(_ name: String, in dom: String) -> String? {
-        guard let start = dom.range(of: "\(name)=\"") else { return nil }
-        return dom[start.upperBound...].prefix { $0 != "\"" }.description
     }
 
     /// The sample server's JSON answers, read over a socket of their own.
@@ -143,103 +135,37 @@ struct ViewerPageTests {
     }
 
     /// Runs `test` against `geo-cluster serve` over the sample layers of Data/, in a
-    /// process of its own: the page's requests are answered by threads that nothing else
-    /// in the test run can hold up, however busy the machine and the other suites are.
+    /// process of its own (so that nothing else in the test run holds up the page's
+    /// requests), with a browser on the page at `path`, once the page has drawn its view.
     /// Idle connections stay open, since browser runs may take long on a loaded machine.
-    static func withSampleServer(_ test: @escaping @Sendable (SampleClient, Int) async throws -> Void)
-        async throws {
+    static func withBrowser(_ path: String,
+                            _ test: @escaping @Sendable (SampleClient, DevToolsPipe) async throws -> Void) async throws {
         let server = try RawHTTP.Server(["--data", dataDirectory, "--idle-timeout", "0"])
-        try await test(SampleClient(port: server.port), server.port)
+        let browser = try DevToolsPipe(browser: try #require(HeadlessBrowser.path),
+                                       width: HeadlessBrowser.window.width, height: HeadlessBrowser.window.height)
+        let port = server.port
+        try await DevToolsPipe.detached {
+            try browser.open("http://127.0.0.1:\(port)\(path)")
+            try browser.wait(until: #"document.getElementById("status")?.dataset.bbox !== undefined"#, seconds: 120)
+        }
+        try await test(SampleClient(port: server.port), browser)
         #expect(server.process.isRunning, "the server is still running")
     }
 
-    @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
-    func browserDrawsTheClustersTheAPIAnswers() async throws {
-        let (longitude, latitude, zoom) = (127.8, 36.3, 7.0)
-        try await Self.withSampleServer { client, port in
-            let page = "http://127.0.0.1:\(port)/?layer=kr_cities&lon=\(longitude)&lat=\(latitude)&zoom=\(Int(zoom))"
-
-            // What the page reports having drawn is what the API answers for its view.
-            let dom = try await HeadlessBrowser.run(page)
-            let drawnBBox = try #require(Self.attribute("data-bbox", in: dom), "the page drew nothing")
-            let bounds = drawnBBox.split(separator: ",").compactMap { Double($0) }
-            try #require(bounds.count == 4)
-            #expect(abs((bounds[0] + bounds[2]) / 2 - longitude) < 0.01, "the view is centred where the URL says")
-            let domAnswer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(drawnBBox)&zoom=\(Int(zoom))")
-            let domFeatures = try #require(domAnswer["features"]?.arrayValue)
-            let domClusters = domFeatures.filter { $0["properties"]?["cluster"] == true }.count
-            #expect(domClusters > 0)
-            #expect(Self.attribute("data-clusters", in: dom) == "\(domClusters)")
-            #expect(Self.attribute("data-points", in: dom) == "\(domFeatures.count - domClusters)")
-
-            // The screenshot has cluster-coloured pixels where the API puts clusters. Chromium
-            // lays the page out before it sizes the window for the screenshot, so the page
-            // may have asked for the smaller view of the DOM run: the clusters drawn for
-            // certain are those of that view, placed around the centre of the screenshot.
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("viewer-\(UUID().uuidString).png")
-            defer { try? FileManager.default.removeItem(at: file) }
-            _ = try await HeadlessBrowser.run(page, screenshot: file)
-            let image = try PNGImage(Array(try Data(contentsOf: file)))
-            let center = Self.worldPixel(longitude: longitude, latitude: latitude, zoom: zoom)
-            func pixels(_ features: [JSONValue]) -> [(x: Int, y: Int, cluster: Bool)] {
-                features.compactMap { feature in
-                    guard let pair = feature["geometry"]?["coordinates"]?.arrayValue,
-                          let lon = pair[0].doubleValue, let lat = pair[1].doubleValue else { return nil }
-                    let world = Self.worldPixel(longitude: lon, latitude: lat, zoom: zoom)
-                    return (Int((world.x - center.x + Double(image.width) / 2).rounded()),
-                            Int((world.y - center.y + Double(image.height) / 2).rounded()),
-                            feature["properties"]?["cluster"] == true)
-                }
-            }
-            let visible = pixels(domFeatures).filter { pixel in
-                pixel.x >= 6 && pixel.y >= 6 && pixel.x < image.width - 6 && pixel.y < image.height - 6
-                    && !(pixel.x < Self.panel.width && pixel.y < Self.panel.height)
-            }
-            let clusters = visible.filter(\.cluster)
-            #expect(clusters.count >= 3, "the view shows several clusters")
-            let undrawn = clusters.filter { !image.hasColor(Self.clusterColor, near: $0.x, $0.y, radius: 4) }
-            #expect(undrawn.isEmpty, "no cluster drawn at \(undrawn.map { "\($0.x),\($0.y)" })")
-
-            // ... and none in the part of the view farthest from every feature of the
-            // screenshot's whole view.
-            let bbox = Self.bbox(longitude: longitude, latitude: latitude, zoom: zoom, width: image.width, height: image.height)
-            let answer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(bbox)&zoom=\(Int(zoom))")
-            let all = pixels(try #require(answer["features"]?.arrayValue))
-            var empty = (x: 0, y: 0, distance: 0.0)
-            for y in stride(from: Self.panel.height, to: image.height - 20, by: 10) {
-                for x in stride(from: 20, to: image.width - 20, by: 10) {
-                    let distance = all.map { hypot(Double($0.x - x), Double($0.y - y)) }.min() ?? .infinity
-                    if distance > empty.distance { empty = (x, y, distance) }
-                }
-            }
-            try #require(empty.distance > 60, "the view has an empty area")
-            let emptyHasCluster = image.hasColor(Self.clusterColor, near: empty.x, empty.y, radius: 20)
-            let emptyHasPoint = image.hasColor(Self.pointColor, near: empty.x, empty.y, radius: 20)
-            #expect(!emptyHasCluster && !emptyHasPoint, "something drawn around \(empty.x),\(empty.y)")
-        }
-    }
-
-    /// What the page shows: its view from the URL it keeps, and what it last drew.
-    struct PageState {
-        var longitude: Double, latitude: Double, zoom: Double
-        var bbox: String, clusters: String, points: String
-        var width: Double, height: Double
+    /// What the page last drew: its view and the `#status` data.
+    struct PageState: Sendable {
+        var zoom: Int, longitude: Double, latitude: Double, bbox: String, clusters: Int, points: Int
     }
 
     static func state(of browser: DevToolsPipe) throws -> PageState {
         let value = try browser.evaluate("""
-            (() => { const q = new URLSearchParams(location.search), s = document.getElementById("status"),
-                           c = document.getElementById("map");
-                     return { lon: q.get("lon"), lat: q.get("lat"), zoom: q.get("zoom"), bbox: s.dataset.bbox,
-                              clusters: s.dataset.clusters, points: s.dataset.points,
-                              width: c.clientWidth, height: c.clientHeight }; })()
+            (() => { const s = document.getElementById("status").dataset, c = viewer.map.getCenter();
+                     return { zoom: Number(s.zoom), lon: c.lng, lat: c.lat, bbox: s.bbox,
+                              clusters: Number(s.clusters), points: Number(s.points) }; })()
             """)
-        return PageState(longitude: Double(value["lon"]?.stringValue ?? "") ?? .nan,
-                         latitude: Double(value["lat"]?.stringValue ?? "") ?? .nan,
-                         zoom: Double(value["zoom"]?.stringValue ?? "") ?? .nan,
-                         bbox: value["bbox"]?.stringValue ?? "", clusters: value["clusters"]?.stringValue ?? "",
-                         points: value["points"]?.stringValue ?? "",
-                         width: value["width"]?.doubleValue ?? 0, height: value["height"]?.doubleValue ?? 0)
+        return PageState(zoom: value["zoom"]?.intValue ?? -1, longitude: value["lon"]?.doubleValue ?? .nan,
+                         latitude: value["lat"]?.doubleValue ?? .nan, bbox: value["bbox"]?.stringValue ?? "",
+                         clusters: value["clusters"]?.intValue ?? -1, points: value["points"]?.intValue ?? -1)
     }
 
     /// Runs `action`, then waits until the page has asked for and drawn its new view.
@@ -253,115 +179,307 @@ struct ViewerPageTests {
         }
     }
 
-    /// The page drew exactly what the API answers for the view it reports.
-    static func expectDrawnAsAnswered(_ state: PageState, client: SampleClient) async throws {
-        let answer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(state.bbox)&zoom=\(Int(state.zoom))")
-        let features = try #require(answer["features"]?.arrayValue)
-        let clusters = features.filter { $0["properties"]?["cluster"] == true }.count
-        #expect(state.clusters == "\(clusters)" && state.points == "\(features.count - clusters)",
-                "drew \(state.clusters) clusters and \(state.points) points at z\(state.zoom)")
+    /// The clusters the page draws: label, id, and the centre and width of the disc on screen.
+    static func drawnClusters(_ browser: DevToolsPipe) throws -> [(label: String, id: Int, x: Double, y: Double, width: Double)] {
+        let value = try browser.evaluate("""
+            [...document.querySelectorAll(".cluster")].map((e) => { const r = e.getBoundingClientRect();
+              return { label: e.textContent, id: e.dataset.clusterId, x: r.left + r.width / 2, y: r.top + r.height / 2,
+                       width: r.width }; })
+            """)
+        return (value.arrayValue ?? []).map { item in
+            (item["label"]?.stringValue ?? "", Int(item["id"]?.stringValue ?? "") ?? -1,
+             item["x"]?.doubleValue ?? .nan, item["y"]?.doubleValue ?? .nan, item["width"]?.doubleValue ?? .nan)
+        }
     }
 
-    /// A click on a cluster zooms to its expansion zoom centred on it, a drag pans by the
-    /// distance dragged, and the wheel zooms in keeping the place under the pointer where
-    /// it is: mouse events sent to the page through the DevTools protocol, as a user's.
-    @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
-    func clickDragAndWheelMoveTheView() async throws {
-        try await Self.withSampleServer { client, port in
-            let path = try #require(HeadlessBrowser.path)
-            let browser = try DevToolsPipe(browser: path, width: HeadlessBrowser.window.width,
-                                           height: HeadlessBrowser.window.height)
-            let start = try await DevToolsPipe.detached {
-                try browser.open("http://127.0.0.1:\(port)/?layer=kr_cities&lon=127.8&lat=36.3&zoom=7")
-                try browser.wait(until: #"document.getElementById("status")?.dataset.bbox !== undefined"#, seconds: 120)
-                return try Self.state(of: browser)
-            }
-            #expect(start.zoom == 7)
-            try await Self.expectDrawnAsAnswered(start, client: client)
+    /// Where the page's map puts a coordinate on screen (Leaflet's own projection).
+    static func screenPoint(_ browser: DevToolsPipe, longitude: Double, latitude: Double) throws -> (x: Double, y: Double) {
+        let point = try browser.evaluate("(() => { const p = viewer.map.latLngToContainerPoint([\(latitude), \(longitude)]); return [p.x, p.y]; })()")
+        let pair = point.arrayValue ?? []
+        return (pair.first?.doubleValue ?? .nan, pair.last?.doubleValue ?? .nan)
+    }
 
-            // Click: the largest cluster clear of the panel and the edges that no other
-            // feature's circle covers (the page draws a cluster with a radius of
-            // min(28, 10 + 3 log2 count) pixels, a point with 5).
-            func screen(_ longitude: Double, _ latitude: Double, in state: PageState) -> (x: Double, y: Double) {
-                let point = Self.worldPixel(longitude: longitude, latitude: latitude, zoom: state.zoom)
-                let center = Self.worldPixel(longitude: state.longitude, latitude: state.latitude, zoom: state.zoom)
-                return (point.x - center.x + state.width / 2, point.y - center.y + state.height / 2)
+    /// Writes `png` to docs/images/`name` when `VIEWER_SCREENSHOTS=1`, so that README shows
+    /// what the page looks like (`VIEWER_SCREENSHOTS=1 swift test --filter ViewerPageTests`).
+    static func keepScreenshot(_ png: [UInt8], as name: String) throws {
+        guard ProcessInfo.processInfo.environment["VIEWER_SCREENSHOTS"] == "1" else { return }
+        let images = URL(fileURLWithPath: dataDirectory).deletingLastPathComponent().appendingPathComponent("docs/images")
+        try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
+        try Data(png).write(to: images.appendingPathComponent(name))
+    }
+
+    /// 902304 as "902,304".
+    static func grouped(_ value: Int) -> String {
+        let digits = Array(String(value))
+        return String(digits.enumerated().flatMap { index, digit in
+            index > 0 && (digits.count - index) % 3 == 0 ? [",", digit] : [digit]
+        })
+    }
+
+    /// The clusters drawn are those the API answers for the view, each at its position,
+    /// labelled with its abbreviated count and no wider than the layer's radius; the base
+    /// map is drawn under them, land where Korea is and sea where the Yellow Sea is.
+    @Test(.enabled(if: HeadlessBrowser.ready, "\(HeadlessBrowser.missing)"))
+    func browserDrawsTheClustersTheAPIAnswersOverTheBaseMap() async throws {
+        try await Self.withBrowser("/?layer=kr_cities&lon=127.8&lat=36.3&zoom=7") { client, browser in
+            try await DevToolsPipe.detached {
+                try browser.wait(until: #"document.getElementById("status").dataset.basemap !== undefined"#, seconds: 120)
             }
-            let answer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(start.bbox)&zoom=7")
-            let drawn = try #require(answer["features"]?.arrayValue).compactMap { feature -> (JSONValue, Double, Double, Double)? in
-                guard let pair = feature["geometry"]?["coordinates"]?.arrayValue,
-                      let lon = pair[0].doubleValue, let lat = pair[1].doubleValue else { return nil }
-                let (x, y) = screen(lon, lat, in: start)
-                let count = feature["properties"]?["point_count"]?.doubleValue ?? 0
-                return (feature, x, y, count > 0 ? min(28, 10 + 3 * log2(count)) : 5)
+            #expect(try browser.evaluate(#"document.getElementById("status").dataset.basemap"#) == "drawn")
+            let state = try Self.state(of: browser)
+            // Leaflet's zoom 7 is the API's zoom 6 at extent 512.
+            #expect(state.zoom == 6)
+            #expect(abs(state.longitude - 127.8) < 0.01 && abs(state.latitude - 36.3) < 0.01, "the view is where the URL says")
+            let answer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(state.bbox)&zoom=6")
+            let features = try #require(answer["features"]?.arrayValue)
+            let clusters = features.filter { $0["properties"]?["cluster"] == true }
+            #expect(clusters.count > 3)
+            #expect(state.clusters == clusters.count && state.points == features.count - clusters.count)
+
+            let drawn = try Self.drawnClusters(browser)
+            #expect(drawn.count == clusters.count)
+            let radius = 40.0  // the layer's radius in screen pixels
+            for cluster in clusters {
+                let id = cluster["properties"]?["cluster_id"]?.intValue ?? -2
+                let coordinates = (cluster["geometry"]?["coordinates"]?.arrayValue ?? []).compactMap(\.doubleValue)
+                guard let disc = drawn.first(where: { $0.id == id }), coordinates.count == 2 else {
+                    Issue.record("cluster \(id) is not drawn")
+                    continue
+                }
+                // A number below 1,000, text such as "2.3k" above, as supercluster has it.
+                let abbreviated = cluster["properties"]?["point_count_abbreviated"]
+                #expect(disc.label == abbreviated?.stringValue ?? abbreviated?.intValue.map(String.init))
+                #expect(disc.width <= radius + 0.5, "a disc \(disc.width) px wide")
+                let expected = try Self.screenPoint(browser, longitude: coordinates[0], latitude: coordinates[1])
+                #expect(abs(disc.x - expected.x) <= 1 && abs(disc.y - expected.y) <= 1, "cluster \(id) drawn off its position")
             }
-            let target = try #require(drawn.filter { feature, x, y, _ in
-                feature["properties"]?["cluster"] == true
-                    && x > 40 && y > 40 && x < start.width - 40 && y < start.height - 40
-                    && !(x < Double(Self.panel.width) + 30 && y < Double(Self.panel.height) + 30)
-                    && drawn.allSatisfy { other, ox, oy, radius in
-                        (ox == x && oy == y) || hypot(ox - x, oy - y) > radius + 2
-                    }
-            }.map(\.0).max { ($0["properties"]?["point_count"]?.intValue ?? 0) < ($1["properties"]?["point_count"]?.intValue ?? 0) },
-                                      "a cluster to click")
-            let id = try #require(target["properties"]?["cluster_id"]?.intValue)
-            let pair = target["geometry"]?["coordinates"]?.arrayValue ?? []
-            let coordinates = pair.compactMap(\.doubleValue)
+
+            // The base map alone: land and sea where they are.
+            let screenshot = try browser.screenshot()
+            try Self.keepScreenshot(screenshot, as: "viewer-clusters.png")
+            _ = try browser.evaluate("""
+                document.querySelectorAll(".leaflet-marker-pane, .leaflet-tooltip-pane, #panel, .leaflet-control-container")
+                  .forEach((e) => { e.style.visibility = "hidden"; })
+                """)
+            let image = try PNGImage(try browser.screenshot())
+            for (name, longitude, latitude, color) in [
+                ("Chungcheong, inland", 127.6, 36.5, Self.landColor), ("Gangwon, inland", 128.4, 37.5, Self.landColor),
+                ("the Yellow Sea", 125.0, 36.0, Self.seaColor), ("the East Sea", 130.3, 37.0, Self.seaColor),
+            ] {
+                let point = try Self.screenPoint(browser, longitude: longitude, latitude: latitude)
+                let (x, y) = (Int(point.x.rounded()), Int(point.y.rounded()))
+                try #require(x >= 0 && y >= 0 && x < image.width && y < image.height, "\(name) is in view")
+                let drawn = image.hasColor(color, near: x, y, radius: 0, tolerance: 6), pixel = image.rgb(x, y)
+                #expect(drawn, "\(name) at \(x),\(y) is \(pixel)")
+            }
+        }
+    }
+
+    /// A click on a cluster zooms the map to the cluster's expansion zoom, centred on it.
+    @Test(.enabled(if: HeadlessBrowser.ready, "\(HeadlessBrowser.missing)"))
+    func clickingAClusterZoomsToItsExpansionZoom() async throws {
+        try await Self.withBrowser("/?layer=kr_cities&lon=127.8&lat=36.3&zoom=7") { client, browser in
+            let drawn = try Self.drawnClusters(browser)
+            // A cluster clear of the panel and the controls, and of every other disc.
+            let target = try #require(drawn.filter { disc in
+                disc.x > 340 && disc.y > 60 && disc.x < 940 && disc.y < 560
+                    && drawn.allSatisfy { $0.id == disc.id || hypot($0.x - disc.x, $0.y - disc.y) > $0.width }
+            }.first, "a cluster to click")
+            let expansion = try client.get("/v1/layers/kr_cities/clusters/\(target.id)/expansion-zoom")
+            let zoom = try #require(expansion["expansion_zoom"]?.intValue)
+            let before = try Self.state(of: browser)
+            let answer = try client.get("/v1/layers/kr_cities/clusters?bbox=\(before.bbox)&zoom=\(before.zoom)")
+            let feature = try #require(answer["features"]?.arrayValue?.first { $0["properties"]?["cluster_id"]?.intValue == target.id })
+            let coordinates = (feature["geometry"]?["coordinates"]?.arrayValue ?? []).compactMap(\.doubleValue)
             try #require(coordinates.count == 2)
-            let expansion = try client.get("/v1/layers/kr_cities/clusters/\(id)/expansion-zoom")
-            let (x, y) = screen(coordinates[0], coordinates[1], in: start)
-            let expanded = try await Self.afterRedraw(browser) {
-                try browser.mouse("mousePressed", x: x, y: y, buttons: 1)
-                try browser.mouse("mouseReleased", x: x, y: y)
-            }
-            #expect(expanded.zoom == expansion["expansion_zoom"]?.doubleValue)
-            #expect(abs(expanded.longitude - coordinates[0]) < 1e-5 && abs(expanded.latitude - coordinates[1]) < 1e-5,
-                    "centred on \(expanded.longitude),\(expanded.latitude), not on the cluster at \(coordinates)")
-            try await Self.expectDrawnAsAnswered(expanded, client: client)
 
-            // Drag 120 px right and 80 px down: the map moves with the pointer.
-            let (cx, cy) = (expanded.width / 2, expanded.height / 2)
-            let dragged = try await Self.afterRedraw(browser) {
-                try browser.mouse("mousePressed", x: cx, y: cy, buttons: 1)
-                try browser.mouse("mouseMoved", x: cx + 60, y: cy + 40, buttons: 1)
-                try browser.mouse("mouseMoved", x: cx + 120, y: cy + 80, buttons: 1)
-                try browser.mouse("mouseReleased", x: cx + 120, y: cy + 80)
+            let after = try await Self.afterRedraw(browser) {
+                try browser.mouse("mousePressed", x: target.x, y: target.y, buttons: 1)
+                try browser.mouse("mouseReleased", x: target.x, y: target.y)
+                try browser.wait(until: "viewer.map.getZoom() === \(zoom + 1)", seconds: 120)
             }
-            let before = Self.worldPixel(longitude: expanded.longitude, latitude: expanded.latitude, zoom: expanded.zoom)
-            let expected = Self.coordinate(x: before.x - 120, y: before.y - 80, zoom: expanded.zoom)
-            #expect(dragged.zoom == expanded.zoom)
-            #expect(abs(dragged.longitude - expected.longitude) < 1e-4 && abs(dragged.latitude - expected.latitude) < 1e-4,
-                    "centre \(dragged.longitude),\(dragged.latitude), expected \(expected)")
-            try await Self.expectDrawnAsAnswered(dragged, client: client)
-
-            // Wheel up at a point off centre: one zoom in, that point stays under the pointer.
-            let (ax, ay) = (dragged.width * 0.7, dragged.height * 0.7)
-            let center = Self.worldPixel(longitude: dragged.longitude, latitude: dragged.latitude, zoom: dragged.zoom)
-            let anchor = Self.coordinate(x: center.x + ax - dragged.width / 2, y: center.y + ay - dragged.height / 2,
-                                         zoom: dragged.zoom)
-            let zoomed = try await Self.afterRedraw(browser) {
-                try browser.mouse("mouseWheel", x: ax, y: ay, deltaY: -120)
-            }
-            #expect(zoomed.zoom == dragged.zoom + 1)
-            let anchorNow = screen(anchor.longitude, anchor.latitude, in: zoomed)
-            #expect(abs(anchorNow.x - ax) < 1 && abs(anchorNow.y - ay) < 1, "the point under the pointer moved to \(anchorNow)")
-            try await Self.expectDrawnAsAnswered(zoomed, client: client)
+            #expect(after.zoom == zoom, "the map shows the expansion zoom (Leaflet's one more)")
+            // Centred on the cluster, to within a pixel at the new zoom.
+            let centre = try Self.screenPoint(browser, longitude: coordinates[0], latitude: coordinates[1])
+            let size = try browser.evaluate("[viewer.map.getSize().x, viewer.map.getSize().y]").arrayValue?.compactMap(\.doubleValue) ?? []
+            try #require(size.count == 2)
+            #expect(abs(centre.x - size[0] / 2) <= 1 && abs(centre.y - size[1] / 2) <= 1,
+                    "the cluster is at \(centre) in a map of \(size)")
+            let redrawn = try client.get("/v1/layers/kr_cities/clusters?bbox=\(after.bbox)&zoom=\(zoom)")
+            let features = try #require(redrawn["features"]?.arrayValue)
+            let clusters = features.filter { $0["properties"]?["cluster"] == true }.count
+            #expect(after.clusters == clusters && after.points == features.count - clusters)
         }
     }
 
-    @Test(.enabled(if: HeadlessBrowser.path != nil, "chromium is not installed; `make test` installs it"))
-    func browserMarksThePlacesReachableFromAStation() async throws {
-        let departure = "2025-06-01T15:00:00%2B09:00", now = "2025-06-01T13:30:00%2B09:00"
-        try await Self.withSampleServer { client, port in
-            let answer = try client.get("/v1/reachable?layer=places&stations_layer=stations&station=seoul"
-                                              + "&departure=\(departure)&now=\(now)&limit=500")
-            let reachable = try #require(answer["reachable"]?.arrayValue)
-            #expect(!reachable.isEmpty)
-            let dom = try await HeadlessBrowser.run("http://127.0.0.1:\(port)/?layer=places&station=seoul"
-                                                    + "&stations_layer=stations&places=places"
-                                                    + "&departure=\(departure)&now=\(now)")
-            #expect(Self.attribute("data-reachable", in: dom) == "\(reachable.count)")
-            #expect(dom.contains("\(answer["total"]?.intValue ?? -1) places reachable"))
+    /// The birding screen: a species named in Korean and months filter the clusters as the
+    /// API filters them, and a cluster's aggregates show in Korean.
+    @Test(.enabled(if: HeadlessBrowser.ready, "\(HeadlessBrowser.missing)"))
+    func sightingsFilterBySpeciesNameAndShowAggregates() async throws {
+        try await Self.withBrowser("/?layer=sightings&lon=127.5&lat=36.2&zoom=7&species=%EA%B0%80%EC%B0%BD%EC%98%A4%EB%A6%AC&months=1,2,12") { client, browser in
+            let state = try Self.state(of: browser)
+            // 가창오리 is Sibirionetta formosa, the Baikal Teal.
+            let answer = try client.get("/v1/layers/sightings/clusters?bbox=\(state.bbox)&zoom=\(state.zoom)"
+                                        + "&species=Sibirionetta%20formosa&months=1,2,12")
+            let features = try #require(answer["features"]?.arrayValue)
+            let clusters = features.filter { $0["properties"]?["cluster"] == true }
+            #expect(!features.isEmpty)
+            #expect(state.clusters == clusters.count && state.points == features.count - clusters.count)
+            let unfiltered = try client.get("/v1/layers/sightings/clusters?bbox=\(state.bbox)&zoom=\(state.zoom)")
+            #expect((unfiltered["features"]?.arrayValue?.count ?? 0) != features.count, "the filter changed the view")
+
+            // Hovering the largest cluster shows its individuals and top species in Korean.
+            let drawn = try Self.drawnClusters(browser)
+            let largest = try #require(clusters.max { ($0["properties"]?["point_count"]?.intValue ?? 0) < ($1["properties"]?["point_count"]?.intValue ?? 0) })
+            let id = largest["properties"]?["cluster_id"]?.intValue ?? -1
+            let disc = try #require(drawn.first { $0.id == id })
+            try await DevToolsPipe.detached {
+                try browser.mouse("mouseMoved", x: disc.x, y: disc.y)
+                try browser.wait(until: #"document.querySelector(".aggregates") !== null"#, seconds: 60)
+            }
+            let tooltip = try browser.evaluate(#"document.querySelector(".aggregates").innerText"#).stringValue ?? ""
+            let individuals = largest["properties"]?["individuals"]?.intValue ?? -1
+            #expect(tooltip.contains("개체 수 \(Self.grouped(individuals))"), "\(tooltip)")
+            #expect(tooltip.contains("가창오리"), "\(tooltip)")
+            try Self.keepScreenshot(try browser.screenshot(), as: "viewer-sightings.png")
         }
+    }
+
+    /// The travel screen: the places `/v1/reachable` lists, with their names, the whole
+    /// minutes left and the 2-hour bar; the station's Korean name is drawn as a label in a
+    /// font that has Korean.
+    @Test(.enabled(if: HeadlessBrowser.ready, "\(HeadlessBrowser.missing)"))
+    func travelScreenListsThePlacesReachableFromAStation() async throws {
+        let departure = "2025-06-01T15:00:00%2B09:00", now = "2025-06-01T13:30:00%2B09:00"
+        try await Self.withBrowser("/?layer=places&station=seoul&stations_layer=stations&places=places"
+                                   + "&departure=\(departure)&now=\(now)") { client, browser in
+            try await DevToolsPipe.detached {
+                try browser.wait(until: #"document.getElementById("status").dataset.reachable !== undefined"#, seconds: 120)
+                try browser.wait(until: #"document.getElementById("status").dataset.moving === undefined"#, seconds: 120)
+            }
+            let answer = try client.get("/v1/reachable?layer=places&stations_layer=stations&station=seoul"
+                                        + "&departure=\(departure)&now=\(now)&limit=500&lang=ko")
+            let reachable = try #require(answer["reachable"]?.arrayValue)
+            #expect(reachable.count > 5)
+            let listed = try browser.evaluate(##"[...document.querySelectorAll("#place-list li")].map((e) => e.textContent)"##)
+                .arrayValue?.compactMap(\.stringValue) ?? []
+            #expect(listed.count == reachable.count)
+            for (item, place) in zip(listed, reachable) {
+                let name = place["name"]?.stringValue ?? "?"
+                let leaveBy = String((place["leave_by"]?.stringValue ?? "").dropFirst(11).prefix(5))
+                #expect(item.hasPrefix(name) && item.contains(leaveBy + "까지"), "\(item) is not \(name), \(leaveBy)")
+            }
+            let shown = try browser.evaluate("""
+                ({ remaining: document.getElementById("remaining").textContent,
+                   bar: document.getElementById("progress").value,
+                   status: document.getElementById("trip-status").textContent,
+                   station: document.querySelector(".station-label")?.textContent,
+                   korean: (() => {
+                     // The label's fonts draw 서울 otherwise than two characters no font has
+                     // (which every font draws as the same empty box).
+                     const canvas = document.createElement("canvas"), g = canvas.getContext("2d");
+                     canvas.width = 120; canvas.height = 60;
+                     g.font = "40px " + getComputedStyle(document.querySelector(".station-label")).fontFamily;
+                     const drawn = (text) => { g.clearRect(0, 0, 120, 60); g.fillText(text, 5, 45);
+                                               return Array.from(g.getImageData(0, 0, 120, 60).data).join(); };
+                     return drawn("서울") !== drawn("\u{10FFFD}\u{10FFFD}"); })() })
+                """)
+            #expect(shown["remaining"]?.stringValue == "90")
+            #expect(shown["bar"]?.doubleValue == 90)
+            #expect(shown["status"]?.stringValue == answer["reason"]?.stringValue)
+            #expect(shown["station"]?.stringValue == "서울")
+            #expect(shown["korean"] == true, "a font with Korean is installed and named by the page")
+            try Self.keepScreenshot(try browser.screenshot(), as: "viewer-travel.png")
+        }
+    }
+
+    /// A click on a place opens its details and draws its walking route, the route
+    /// `/v1/route` answers, over the walking network's streets.
+    @Test(.enabled(if: HeadlessBrowser.ready, "\(HeadlessBrowser.missing)"))
+    func clickingAPlaceShowsItsDetailsAndRoute() async throws {
+        let departure = "2025-06-01T15:00:00%2B03:00", now = "2025-06-01T13:30:00%2B03:00"
+        let query = "layer=helsinki_places&stations_layer=helsinki_stations&station=helsinki-central"
+            + "&departure=\(departure)&now=\(now)"
+        try await Self.withBrowser("/?places=helsinki_places&network=helsinki_walk&\(query)") { client, browser in
+            try await DevToolsPipe.detached {
+                try browser.wait(until: #"document.getElementById("status").dataset.reachable !== undefined"#, seconds: 120)
+                try browser.wait(until: #"document.getElementById("status").dataset.streets === "helsinki_walk""#, seconds: 120)
+            }
+            let answer = try client.get("/v1/reachable?\(query)&travel=network&network=helsinki_walk&limit=500&lang=ko")
+            // A place some way off, so that its route has turns (and shows in the screenshot).
+            let places = try #require(answer["reachable"]?.arrayValue)
+            let index = min(40, places.count - 1)
+            let first = places[index]
+            let id = try #require(first["id"]?.stringValue)
+            let route = try client.get("/v1/route?\(query)&travel=network&network=helsinki_walk&place=\(id)")
+            let points = try #require(route["place"]?["route"]?["coordinates"]?.arrayValue?.count)
+            #expect(points > 2, "a network route has turns")
+            try await DevToolsPipe.detached {
+                _ = try browser.evaluate(##"document.querySelectorAll("#place-list li")[\##(index)].click()"##)
+                try browser.wait(until: #"document.getElementById("details").dataset.routePoints !== undefined"#, seconds: 120)
+                try browser.wait(until: #"document.getElementById("status").dataset.moving === undefined"#, seconds: 120)
+            }
+            let details = try browser.evaluate(#"({ place: document.getElementById("details").dataset.place, points: document.getElementById("details").dataset.routePoints, text: document.getElementById("details").textContent })"#)
+            #expect(details["place"]?.stringValue == id)
+            #expect(details["points"]?.stringValue == "\(points)")
+            #expect(details["text"]?.stringValue?.hasPrefix(first["name"]?.stringValue ?? "?") == true)
+            try Self.keepScreenshot(try browser.screenshot(), as: "viewer-route.png")
+        }
+    }
+    /// The Leaflet example of docs/FRONTENDS.md, run as written in a page of its own
+    /// (Leaflet from this server, the page from a file, so the API is another origin):
+    /// it draws what the API answers for the view at its zoom minus one, and a click on a
+    /// cluster flies to the expansion zoom plus one.
+    @Test(.enabled(if: HeadlessBrowser.ready, "\(HeadlessBrowser.missing)"))
+    func leafletExampleOfTheFrontendGuideWorks() async throws {
+        let guide = try String(contentsOfFile: Self.dataDirectory + "/../docs/FRONTENDS.md", encoding: .utf8)
+        let section = try #require(guide.range(of: "### Leaflet\n"), "FRONTENDS.md has a Leaflet section")
+        let rest = guide[section.upperBound...]
+        let start = try #require(rest.range(of: "```js\n"))
+        let end = try #require(rest[start.upperBound...].range(of: "```"))
+        let example = rest[start.upperBound..<end.lowerBound]
+
+        let server = try RawHTTP.Server(["--data", Self.dataDirectory, "--idle-timeout", "0"])
+        let api = "http://127.0.0.1:\(server.port)"
+        let page = FileManager.default.temporaryDirectory.appendingPathComponent("leaflet-example-\(UUID().uuidString).html")
+        defer { try? FileManager.default.removeItem(at: page) }
+        try """
+            <!doctype html><html><head><meta charset="utf-8">
+            <link rel="stylesheet" href="\(api)/viewer/leaflet.css"><script src="\(api)/viewer/leaflet.js"></script></head>
+            <body style="margin:0"><div id="map" style="width:800px;height:600px"></div><script>
+            const API = "\(api)";
+            const map = L.map("map").setView([36.0, 127.8], 8);
+            \(example)
+            map.on("moveend", load);
+            load();
+            </script></body></html>
+            """.write(to: page, atomically: true, encoding: .utf8)
+
+        let browser = try DevToolsPipe(browser: try #require(HeadlessBrowser.path), width: 800, height: 600)
+        let bbox = try await DevToolsPipe.detached { () -> String in
+            try browser.open(page.absoluteString)
+            try browser.wait(until: "typeof group !== \"undefined\" && group.getLayers().length === 1", seconds: 120)
+            return try browser.evaluate("""
+                (() => { const b = map.getBounds(); return [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].join(","); })()
+                """).stringValue ?? ""
+        }
+        let client = SampleClient(port: server.port)
+        let answer = try client.get("/v1/layers/places/clusters?bbox=\(bbox)&zoom=7")
+        let features = try #require(answer["features"]?.arrayValue)
+        let clusters = features.filter { $0["properties"]?["cluster"] == true }
+        try #require(clusters.count >= 3)
+        let drawn = try browser.evaluate("group.getLayers()[0].getLayers().length")
+        #expect(drawn.intValue == features.count, "the example drew \(drawn) of \(features.count) features")
+
+        let cluster = clusters[0]
+        let id = try #require(cluster["properties"]?["cluster_id"]?.intValue)
+        let expansion = try #require(try client.get("/v1/layers/places/clusters/\(id)/expansion-zoom")["expansion_zoom"]?.intValue)
+        try await DevToolsPipe.detached {
+            _ = try browser.evaluate("""
+                group.getLayers()[0].getLayers().find((l) => l.feature.properties.cluster_id === \(id)).fire("click"), true
+                """)
+            try browser.wait(until: "map.getZoom() === \(min(expansion + 1, 18))", seconds: 120)
+        }
+        #expect(server.process.isRunning)
     }
 }
