@@ -134,7 +134,7 @@ const params = new URLSearchParams(location.search);
 const MAX_ZOOM = 20;
 const COLOR = { point: "#3182bd", station: "#222222", route: "#6a3d9a", slackHigh: "#1a9850", slackMid: "#f39c12", slackLow: "#d73027" };
 let layers = [], layer = null, generation = 0, speciesList = [], speciesByName = new Map();
-let map = null, basemap = null, streets = {}, featureLayer = null, tripLayer = null, routeLayer = null, trip = null;
+let map = null, basemap = null, streets = {}, networks = [], featureLayer = null, tripLayer = null, routeLayer = null, trip = null;
 
 function num(text, fallback) { const v = parseFloat(text); return Number.isFinite(v) ? v : fallback; }
 function clamp(v, lo, hi) { return Math.min(hi, Math.max(lo, v)); }
@@ -468,15 +468,19 @@ async function loadBasemap() {
     $("status").dataset.basemap = "drawn";
   } catch (error) { $("status").dataset.basemap = "missing"; }
 }
-async function showStreets(network) {
-  for (const [name, lines] of Object.entries(streets)) if (name !== network) map.removeLayer(lines);
-  if (!network || streets[network]) { if (network) streets[network].addTo(map); return; }
-  try {
-    const lines = await api("/viewer/streets-" + encodeURIComponent(network) + ".geojson");
-    streets[network] = L.geoJSON(lines, { pane: "basemap", interactive: false, renderer: L.canvas({ pane: "basemap" }),
-                                          style: { color: "#ffffff", weight: 2, opacity: 0.9 } }).addTo(map);
-    $("status").dataset.streets = network;
-  } catch (error) { showError(error); }
+// Every walking network's streets, fetched once the map is zoomed in far enough to show them.
+async function showStreets() {
+  if (map.getZoom() < 12) return;
+  for (const network of networks) {
+    if (streets[network.name]) continue;
+    streets[network.name] = "loading";
+    try {
+      const lines = await api("/viewer/streets-" + encodeURIComponent(network.name) + ".geojson");
+      streets[network.name] = L.geoJSON(lines, { pane: "basemap", interactive: false, renderer: L.canvas({ pane: "basemap" }),
+                                                 style: { color: "#ffffff", weight: 2, opacity: 0.9 } }).addTo(map);
+      $("status").dataset.streets = Object.keys(streets).filter((n) => streets[n] !== "loading").sort().join(",");
+    } catch (error) { showError(error); }
+  }
 }
 
 function setAttribution() {
@@ -542,7 +546,6 @@ async function start() {
   $("species").onchange = () => { keepInURL({ species: $("species").value.trim() }); load(); };
   $("category").onchange = () => { keepInURL({ category: $("category").value }); load(); };
   $("stations-layer").onchange = loadStations;
-  $("travel").onchange = () => showStreets($("travel").value);
   $("reach-go").onclick = () => showReachable();
   $("reach-clear").onclick = () => { trip = null; tripLayer.clearLayers(); routeLayer.clearLayers(); $("trip").hidden = true;
                                      featureLayer.addTo(map);
@@ -554,7 +557,9 @@ async function start() {
   } else fitBounds(layer.bounds);
   await Promise.all([loadBasemap(), loadFilters(), loadStations()]);
   if (params.has("category")) $("category").value = params.get("category");
-  if ($("travel").value) showStreets($("travel").value);
+  networks = catalog.networks || [];
+  map.on("zoomend", showStreets);
+  showStreets();
   // `data-moving` is there while the map pans or zooms (animated), for tests and screenshots.
   map.on("movestart zoomstart", () => { $("status").dataset.moving = "1"; });
   map.on("moveend", () => { delete $("status").dataset.moving; load(); });
