@@ -472,10 +472,12 @@ extension Engine {
     }
 
     /// `now` plus `minutes`, rounded down to the whole minute (unless `keepSeconds`), as
-    /// RFC 3339 in the given offset.
+    /// RFC 3339 in the given offset. As in ``down(_:)``, a millionth of a second keeps a
+    /// time computed a hair under a whole minute (54.99999999 minutes from a geodesic
+    /// walk of 750 m) from losing that minute.
     static func clockText(_ nowEpochSeconds: Int64, plusMinutes minutes: Double, offsetSeconds: Int64,
                           suffix: Substring, keepSeconds: Bool = false) -> String {
-        var instant = nowEpochSeconds + Int64((minutes * 60).rounded(.down))
+        var instant = nowEpochSeconds + Int64((minutes * 60 + 1e-6).rounded(.down))
         let second = ((instant % 60) + 60) % 60
         instant -= second
         let local = instant + offsetSeconds
