@@ -232,7 +232,8 @@ struct WalkViaAPlaceTests {
         // Standing at the cafe 500 m east of the station: nothing to walk there, 650 m back.
         let here = ReachableTests.at(500)
         let answer = try TravelFlowTests.run(engine, ["lon": .number(here.longitude), "lat": .number(here.latitude),
-                                                      "remaining_minutes": 75, "include_unreachable": true])
+                                                      "remaining_minutes": 75, "include_unreachable": true,
+                                                      "detour_factor": 1.3])
         #expect(answer["station"]?["id"] == "seoul")
         #expect(answer["location"]?["lon"] == .number(here.longitude))
         #expect(answer["direct_walk_minutes"] == 8.7)  // 650 / 75 = 8.67, rounded up
@@ -257,7 +258,7 @@ struct WalkViaAPlaceTests {
         let far = ReachableTests.at(2_000, azimuth: 180)
         let answer = try TravelFlowTests.run(engine, ["lon": .number(far.longitude), "lat": .number(far.latitude),
                                                       "remaining_minutes": 30])
-        #expect(answer["direct_walk_minutes"] == 34.7)  // 2600 / 75
+        #expect(answer["direct_walk_minutes"] == 40)  // 2000 · 1.5 / 75
         #expect(answer["reachable"] == [])
     }
 

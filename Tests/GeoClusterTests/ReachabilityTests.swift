@@ -104,24 +104,24 @@ struct ReachabilityTests {
 
     @Test func oneMetreDecidesAtTheEdgeOfTheBudget() throws {
         // With 60 minutes and a cafe, 10 minutes of walking each way remain: 750 m on foot,
-        // 750 / 1.3 = 576.92 m in a straight line. One metre more or less in a straight line
-        // is 1.3 m each way, 2 x 1.3 / 75 = 0.034667 minutes of slack either side.
-        let edge = 750 / 1.3
+        // 750 / 1.5 = 500 m in a straight line. One metre more or less in a straight line
+        // is 1.5 m each way, 2 x 1.5 / 75 = 0.04 minutes of slack either side.
+        let edge = 750 / 1.5
         let answer = try Reachability.evaluate(
             from: Self.station, remainingMinutes: 60,
             candidates: [Self.place(0, "cafe", at: Self.north(edge - 1)), Self.place(1, "cafe", at: Self.north(edge + 1))])
         #expect(answer.reachable.map(\.index) == [0])
         #expect(answer.unreachable.map(\.index) == [1])
-        let margin = 2 * 1.3 / 75
+        let margin = 2 * 1.5 / 75
         let inside = try #require(answer.reachable.first)
         #expect(Self.close(inside.slackMinutes, margin, within: 1e-7))
         #expect(Self.close(inside.straightLineDistanceMeters, edge - 1, within: 1e-6))
-        #expect(Self.close(inside.leaveByMinutes, 60 - 10 - (edge - 1) * 1.3 / 75, within: 1e-9))
+        #expect(Self.close(inside.leaveByMinutes, 60 - 10 - (edge - 1) * 1.5 / 75, within: 1e-9))
         let outside = try #require(answer.unreachable.first)
         let short = try #require(Self.minutesShort(outside.reason))
         #expect(Self.close(short, margin, within: 1e-7))
         #expect(outside.reason.code == "not_enough_time")
-        #expect(Self.close(outside.distanceMetersEachWay ?? 0, (edge + 1) * 1.3, within: 1e-6))
+        #expect(Self.close(outside.distanceMetersEachWay ?? 0, (edge + 1) * 1.5, within: 1e-6))
     }
 
     @Test func dwellComesFromTheOverrideThenTheCategoryThenTheDefault() throws {
@@ -164,7 +164,7 @@ struct ReachabilityTests {
         #expect(parameters.dwellMinutesByCategory.count == expected.count)
         #expect(parameters.dwellMinutes(forCategory: "library") == 30)
         #expect(parameters.smallestDwellMinutes == 5)
-        #expect(parameters.detourFactor == 1.3)
+        #expect(parameters.detourFactor == 1.5)
         #expect(parameters.boardingBufferMinutes == 10)
         #expect(parameters.pace == .normal)
         #expect(parameters.minimumRemainingMinutes == 20 && parameters.tightRemainingMinutes == 30)
@@ -266,8 +266,10 @@ struct ReachabilityTests {
             Self.place(3, "cafe", at: Self.north(300)),
             Self.place(4, "museum", at: Self.north(700)),
         ]
+        var parameters = Self.withoutShortVisits
+        parameters.detourFactor = 1.3
         let answer = try Reachability.evaluate(from: Self.station, remainingMinutes: 60, candidates: candidates,
-                                               parameters: Self.withoutShortVisits)
+                                               parameters: parameters)
         #expect(Self.close(answer.searchRadiusMeters, 1_125 / 1.3))
         #expect(answer.reachable.map(\.index) == [3])
         // 300 m x 1.3 = 390 m = 5.2 minutes each way; 60 - (10.4 + 30 + 10) = 9.6.
@@ -309,22 +311,22 @@ struct ReachabilityTests {
     @Test func shorterDwellOverridesWidenTheRadius() throws {
         let candidates = [Self.place(0, "cafe", dwellMinutes: 0)]
         let answer = try Reachability.evaluate(from: Self.station, remainingMinutes: 60, candidates: candidates)
-        // (60 - 10 - 0) / 2 = 25 minutes = 1875 m on foot.
-        #expect(Self.close(answer.searchRadiusMeters, 1_875 / 1.3))
+        // (60 - 10 - 0) / 2 = 25 minutes = 1875 m on foot, 1250 m in a straight line.
+        #expect(Self.close(answer.searchRadiusMeters, 1_875 / 1.5))
         #expect(Self.close(Reachability.searchRadiusMeters(remainingMinutes: 60, parameters: Self.withoutShortVisits),
-                           1_125 / 1.3))
+                           1_125 / 1.5))
         #expect(Reachability.searchRadiusMeters(remainingMinutes: 25, parameters: Self.withoutShortVisits) == 0)
         // With the default table, a convenience store's 5 minutes set the radius:
         // (25 - 10 - 5) / 2 = 5 minutes = 375 m on foot.
-        #expect(Self.close(Reachability.searchRadiusMeters(remainingMinutes: 25), 375 / 1.3))
+        #expect(Self.close(Reachability.searchRadiusMeters(remainingMinutes: 25), 375 / 1.5))
     }
 
     // MARK: Order
 
     @Test func reachablePlacesSortBySlackOrByDistance() throws {
-        // 300 m viewpoint: 5.2 min each way, slack 120 - (10.4 + 20 + 10) = 79.6
-        // 100 m museum: 1.733 min each way, slack 120 - (3.467 + 90 + 10) = 16.53
-        // 200 m cafes (indices 2 and 3): 3.467 min each way, slack 120 - (6.933 + 30 + 10) = 73.07
+        // 300 m viewpoint: 6 min each way, slack 120 - (12 + 20 + 10) = 78
+        // 100 m museum: 2 min each way, slack 120 - (4 + 90 + 10) = 16
+        // 200 m cafes (indices 2 and 3): 4 min each way, slack 120 - (8 + 30 + 10) = 72
         let candidates = [
             Self.place(3, "cafe", at: Self.north(200)),
             Self.place(1, "museum", at: Self.north(100)),
@@ -333,8 +335,8 @@ struct ReachabilityTests {
         ]
         let bySlack = try Reachability.evaluate(from: Self.station, remainingMinutes: 120, candidates: candidates)
         #expect(bySlack.reachable.map(\.index) == [0, 2, 3, 1])
-        #expect(Self.close(bySlack.reachable[0].slackMinutes, 79.6, within: 1e-7))
-        #expect(Self.close(bySlack.reachable[3].slackMinutes, 120 - (200 * 1.3 / 75 + 100), within: 1e-7))
+        #expect(Self.close(bySlack.reachable[0].slackMinutes, 78, within: 1e-7))
+        #expect(Self.close(bySlack.reachable[3].slackMinutes, 120 - (200 * 1.5 / 75 + 100), within: 1e-7))
         let byDistance = try Reachability.evaluate(from: Self.station, remainingMinutes: 120, candidates: candidates,
                                                    order: .distance)
         #expect(byDistance.reachable.map(\.index) == [1, 2, 3, 0])
@@ -412,8 +414,8 @@ struct ReachabilityTests {
         let candidates = [Self.place(7, "cafe", at: RiverFixture.nodes[RiverFixture.d])]
 
         let straight = try Reachability.evaluate(from: station, remainingMinutes: 120, candidates: candidates)
-        // 200 m x 1.3 = 260 m each way.
-        #expect(Self.close(straight.reachable.first?.distanceMetersEachWay ?? 0, 260, within: 1e-6))
+        // 200 m x 1.5 = 300 m each way.
+        #expect(Self.close(straight.reachable.first?.distanceMetersEachWay ?? 0, 300, within: 1e-6))
 
         let walked = try Reachability.evaluate(from: station, remainingMinutes: 120, candidates: candidates,
                                                parameters: Self.withoutShortVisits, travel: .network(network))
