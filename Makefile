@@ -4,7 +4,8 @@
 SWIFT ?= swift
 # tzdata: places layers' opening hours are read in their time zone (layers.json).
 # libjs-leaflet: the map library of the viewer page at / (served from the binary).
-APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libsqlite3-dev tzdata libjs-leaflet
+# libdeflate-dev: gzip of response bodies.
+APT_PACKAGES := libproj-dev pkg-config zlib1g-dev libdeflate-dev libsqlite3-dev tzdata libjs-leaflet
 # The viewer page's tests draw it in headless Chromium (with a font for Korean); the
 # replica tests start a throwaway PostgreSQL cluster and talk HTTP through curl; the
 # walking-network import tests read OpenStreetMap extracts with osmium.
