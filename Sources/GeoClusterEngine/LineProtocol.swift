@@ -98,10 +98,13 @@ public struct LineProtocol: Sendable {
 
     /// As the synchronous form, but a write waits for its store without holding the
     /// thread (``Engine/perform(_:into:)``).
-    /// `caller` is who sent the line (``Engine/authorize(_:by:)``).
+    /// `caller` is who sent the line (``Engine/authorize(_:by:)``). Returns the engine's
+    /// error when it refused or failed the line's request (for the transport to count key
+    /// refusals), `nil` otherwise, also for lines that were not requests.
+    @discardableResult
     public func respond(to line: ArraySlice<UInt8>, lineNumber: Int, batch: inout Batch, by caller: Caller,
-                        into output: inout [UInt8]) async {
-        guard let pending = begin(line, lineNumber: lineNumber, batch: batch, into: &output) else { return }
+                        into output: inout [UInt8]) async -> EngineError? {
+        guard let pending = begin(line, lineNumber: lineNumber, batch: batch, into: &output) else { return nil }
         let failure: EngineError?
         do {
             try await engine.perform(pending.request, by: caller, into: &output)
@@ -110,6 +113,7 @@ public struct LineProtocol: Sendable {
             failure = error
         }
         finish(pending, failure: failure, lineNumber: lineNumber, batch: &batch, into: &output)
+        return failure
     }
 
     /// A line's request, decoded, whose answer the engine writes after `start`.

@@ -316,7 +316,8 @@ public struct GeoClusterAPI: Sendable {
     /// receives the answer bytes in order, in chunks of about ``batchChunkBytes`` (one
     /// line's answer is never split). Each chunk is computed holding a permit of
     /// ``batchGate``, and handed to `emit` after the permit is returned.
-    /// `caller` is who sent the body: each line is allowed or refused as its own request.
+    /// `caller` is who sent the body: each line is allowed or refused as its own request,
+    /// and a line refused for the key counts in `/metrics` as a refused request does.
     func answerLines(_ body: [UInt8], by caller: Caller = .trusted, emit: ([UInt8]) async throws -> Void) async throws {
         var output: [UInt8] = []
         var lineNumber = 0
@@ -327,8 +328,10 @@ public struct GeoClusterAPI: Sendable {
             while start < body.endIndex && output.count < Self.batchChunkBytes {
                 let end = body[start...].firstIndex(of: 0x0A) ?? body.endIndex
                 lineNumber += 1
-                await lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber, batch: &batch, by: caller,
-                                           into: &output)
+                if let failure = await lineProtocol.respond(to: body[start..<end], lineNumber: lineNumber,
+                                                            batch: &batch, by: caller, into: &output) {
+                    metrics.countKeyRejection(failure)
+                }
                 start = end + 1
             }
             batchGate.leave()

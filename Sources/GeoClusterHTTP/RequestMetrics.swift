@@ -147,7 +147,7 @@ public final class RequestMetrics: Sendable {
         out += "# TYPE geocluster_http_connections_open gauge\n"
         out += "geocluster_http_connections_open \(openConnections.load(ordering: .relaxed))\n"
         let rejections = keyRejections.withLock { $0 }
-        out += "# HELP geocluster_http_key_rejections_total Requests refused for their API key: none or an invalid or revoked one (unauthorized), one that does not allow the request (forbidden), a write to another observer's sighting (not_owner). Lines of POST /v1/query are not counted.\n"
+        out += "# HELP geocluster_http_key_rejections_total Requests refused for their API key: none or an invalid or revoked one (unauthorized), one that does not allow the request (forbidden), a write to another observer's sighting (not_owner); each line of POST /v1/query counts as a request.\n"
         out += "# TYPE geocluster_http_key_rejections_total counter\n"
         out += "geocluster_http_key_rejections_total{reason=\"unauthorized\"} \(rejections.unauthorized)\n"
         out += "geocluster_http_key_rejections_total{reason=\"forbidden\"} \(rejections.forbidden)\n"

@@ -124,7 +124,7 @@ struct KeyRouteTests {
         let bob = try store.create(owner: "bob")
         let reader = try store.create(owner: "carol", scopes: [.read])
         let admin = try store.create(owner: "ops", scopes: [.admin])
-        try await withKeys(.writes, store) { client, _, _ in
+        try await withKeys(.writes, store) { client, _, api in
             let bobs = try await client.send(.delete, "/v1/layers/sightings/points/a1", headers: Self.bearer(bob))
             #expect(bobs.status == .forbidden)
             #expect(try bobs.json["error"]?["code"] == "not_owner")
@@ -142,6 +142,12 @@ struct KeyRouteTests {
             let anonymous = try await client.send(.post, "/v1/query", #"{"id":1,"op":"delete","layer":"sightings","ids":["a1"]}"#)
             #expect(try anonymous.json["error"]?["code"] == "unauthorized")
             #expect(try await Self.ids(client) == ["a1"])
+            // Refused lines count as refused requests do: two routes and a line not_owner,
+            // one route forbidden, one line unauthorized.
+            let metrics = api.metrics.exposition(engine: api.engine)
+            for (reason, count) in [("not_owner", 3), ("forbidden", 1), ("unauthorized", 1)] {
+                #expect(metrics.contains("geocluster_http_key_rejections_total{reason=\"\(reason)\"} \(count)\n"), "\(reason)")
+            }
 
             let admins = try await client.send(.delete, "/v1/layers/sightings/points/a1", headers: Self.bearer(admin))
             #expect(admins.status == .ok)
