@@ -1,0 +1,229 @@
+import Dispatch
+import GeoClusterWire
+
+/// Where each feature of a GeoJSON FeatureCollection's text lies, found without building
+/// the document's tree, so that a layer file's features can be parsed one by one, on
+/// every core, and each tree freed as soon as its record is made.
+///
+/// The scan checks the collection's layout: one top-level object whose members are
+/// separated and closed as JSON requires, whose `type` is `"FeatureCollection"` (parsed by
+/// the JSON parser, as every member other than `features` is) and whose `features` is an
+/// array. It finds each element's end by counting brackets outside strings; the element
+/// itself is checked when it is parsed. Anything it does not expect (a second `features`,
+/// a key with escapes, stray bytes) makes it give up with `nil`: the caller then parses
+/// the whole text as before, which accepts every valid document and names the error of an
+/// invalid one.
+enum FeatureSpans {
+    /// The byte ranges of the elements of `features`, in order; `nil` when the text is not
+    /// a FeatureCollection laid out as the scan expects.
+    static func scan(_ bytes: [UInt8]) -> [Range<Int>]? {
+        bytes.withUnsafeBufferPointer { buffer -> [Range<Int>]? in
+            var scanner = Scanner(bytes: buffer)
+            return scanner.collection()
+        }
+    }
+
+    private struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var position = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        mutating func skipWhitespace() {
+            while position < bytes.count {
+                switch bytes[position] {
+                case 0x20, 0x09, 0x0A, 0x0D: position += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func take(_ byte: UInt8) -> Bool {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == byte else { return false }
+            position += 1
+            return true
+        }
+
+        /// The top-level object; `nil` unless it has `"type":"FeatureCollection"` and one
+        /// `features` array.
+        mutating func collection() -> [Range<Int>]? {
+            guard take(UInt8(ascii: "{")) else { return nil }
+            var features: [Range<Int>]?
+            var isCollection = false
+            var keys: Set<String> = []
+            if take(UInt8(ascii: "}")) { return nil }
+            repeat {
+                guard let key = plainKey(), keys.insert(key).inserted, take(UInt8(ascii: ":")) else { return nil }
+                skipWhitespace()
+                if key == "features" {
+                    guard let spans = array() else { return nil }
+                    features = spans
+                } else {
+                    let start = position
+                    guard let end = valueEnd(), let value = try? JSONValue.parse(bytes: bytes, start..<end)
+                    else { return nil }
+                    if key == "type" { isCollection = value == "FeatureCollection" }
+                }
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "}")) else { return nil }
+            skipWhitespace()
+            guard position == bytes.count, isCollection else { return nil }
+            return features
+        }
+
+        /// A key of ASCII letters, digits, `_` and `-` between quotes; `nil` for any other.
+        mutating func plainKey() -> String? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = position
+            while position < bytes.count {
+                let byte = bytes[position]
+                if byte == UInt8(ascii: "\"") {
+                    let key = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                    position += 1
+                    return key
+                }
+                let plain = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                guard plain else { return nil }
+                position += 1
+            }
+            return nil
+        }
+
+        /// The elements of the array at the position.
+        mutating func array() -> [Range<Int>]? {
+            guard take(UInt8(ascii: "[")) else { return nil }
+            var spans: [Range<Int>] = []
+            if take(UInt8(ascii: "]")) { return spans }
+            repeat {
+                skipWhitespace()
+                let start = position
+                guard let end = valueEnd() else { return nil }
+                spans.append(start..<end)
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "]")) else { return nil }
+            return spans
+        }
+
+        /// Moves past one value and returns its end: a string, an object or array (by its
+        /// brackets, outside strings), or a scalar (up to the next delimiter). Not a check
+        /// of the value: the parser checks it.
+        mutating func valueEnd() -> Int? {
+            guard position < bytes.count else { return nil }
+            switch bytes[position] {
+            case UInt8(ascii: "\""):
+                position += 1
+                guard skipStringRest() else { return nil }
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                var depth = 0
+                while position < bytes.count {
+                    let byte = bytes[position]
+                    position += 1
+                    switch byte {
+                    case UInt8(ascii: "\""):
+                        guard skipStringRest() else { return nil }
+                    case UInt8(ascii: "{"), UInt8(ascii: "["):
+                        depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        depth -= 1
+                        if depth == 0 { return position }
+                    default:
+                        break
+                    }
+                }
+                return nil
+            default:
+                let start = position
+                while position < bytes.count {
+                    switch bytes[position] {
+                    case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D:
+                        return position > start ? position : nil
+                    default:
+                        position += 1
+                    }
+                }
+                return position > start ? position : nil
+            }
+            return position
+        }
+
+        /// Past the closing quote of a string whose opening quote was just read.
+        mutating func skipStringRest() -> Bool {
+            while position < bytes.count {
+                let byte = bytes[position]
+                position += 1
+                if byte == UInt8(ascii: "\\") {
+                    position += 1
+                } else if byte == UInt8(ascii: "\"") {
+                    return true
+                }
+            }
+            return false
+        }
+    }
+
+    /// `body(i)` for each `i` in `0..<count`, on every core: the indices are split into
+    /// chunks of consecutive ones, each chunk run by one thread in order. Returns the
+    /// results in index order, or the error of the lowest index that failed.
+    static func concurrentMap<T, Failure: Error>(
+        _ count: Int, _ body: @Sendable (Int) throws(Failure) -> T
+    ) throws(Failure) -> [T] {
+        let chunkCount = count < 4_096 ? 1 : min(64, max(1, count / 2_048))
+        guard chunkCount > 1 else { return try (0..<count).map { i throws(Failure) in try body(i) } }
+        let chunks = Chunks<T, Failure>(count: chunkCount)
+        defer { chunks.deallocate() }
+        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+            let range = (count * chunk / chunkCount)..<(count * (chunk + 1) / chunkCount)
+            var results: [T] = []
+            results.reserveCapacity(range.count)
+            do throws(Failure) {
+                for i in range { results.append(try body(i)) }
+                chunks.store(.success(results), at: chunk)
+            } catch {
+                chunks.store(.failure(error), at: chunk)
+            }
+        }
+        var all: [T] = []
+        all.reserveCapacity(count)
+        for chunk in 0..<chunkCount {
+            switch chunks.take(chunk) {
+            case let .success(results): all.append(contentsOf: results)
+            case let .failure(error): throw error
+            }
+        }
+        return all
+    }
+
+    /// One result slot per chunk, each written by the one thread that runs the chunk and
+    /// read after `concurrentPerform` returned.
+    private final class Chunks<T, Failure: Error>: @unchecked Sendable {
+        private let slots: UnsafeMutableBufferPointer<Result<[T], Failure>?>
+
+        init(count: Int) {
+            slots = .allocate(capacity: count)
+            slots.initialize(repeating: nil)
+        }
+
+        func store(_ result: Result<[T], Failure>, at index: Int) { slots[index] = result }
+
+        func take(_ index: Int) -> Result<[T], Failure> {
+            guard let result = slots[index] else { preconditionFailure("chunk \(index) was not run") }
+            slots[index] = nil
+            return result
+        }
+
+        func deallocate() {
+            _ = slots.deinitialize()
+            slots.deallocate()
+        }
+    }
+
+}
+
+extension JSONValue {
+    /// One JSON value from part of a buffer.
+    fileprivate static func parse(bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(JSONParseError) -> JSONValue {
+        try JSONValue.parse(Array(UnsafeBufferPointer(rebasing: bytes[range])), maxDepth: 64)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import GeoClusterEngine
+@testable import GeoClusterWire
+
+/// Layer files read feature by feature on every core (``FeatureSpans``) give what the
+/// whole-document parse gives: the same features, the same records, the same errors.
+struct FeatureSpansTests {
+    static func spans(_ text: String) -> [String]? {
+        let bytes = Array(text.utf8)
+        return FeatureSpans.scan(bytes)?.map { String(decoding: bytes[$0], as: UTF8.self) }
+    }
+
+    @Test func findsEachFeatureWhateverItsStringsHold() {
+        let tricky = #"{"type":"Feature","id":"a]}\"{[","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"n":"\\","m":[[],{}],"k":"한국 😀"}}"#
+        let text = " {\n \"name\" : \"x\", \"features\" : [ \(tricky) ,\n{\"type\":\"Feature\"} ] ,\"type\":\"FeatureCollection\", \"bbox\":[0,0,1,1]}\n"
+        #expect(Self.spans(text) == [tricky, #"{"type":"Feature"}"#])
+        #expect(Self.spans(#"{"type":"FeatureCollection","features":[]}"#) == [])
+    }
+
+    /// Layouts the scan leaves to the whole parse: it says `nil`, never a wrong answer.
+    @Test(arguments: [
+        #"{"type":"FeatureCollection"}"#,                                   // no features
+        #"{"type":"Feature","features":[]}"#,                               // not a collection
+        #"{"type":"FeatureCollection","features":{}}"#,                     // features not an array
+        #"{"type":"FeatureCollection","features":[],"features":[]}"#,       // a second features
+        #"{"ty\u0070e":"FeatureCollection","features":[]}"#,               // a key with an escape
+        #"{"type":"FeatureCollection","features":[{}]} x"#,                 // bytes after the end
+        #"{"type":"FeatureCollection","features":[{} {}]}"#,                // no comma
+        #"{"type":"FeatureCollection","features":[{"a":"]}"#,               // unterminated
+        #"{"type":"FeatureCollection" "features":[]}"#,                     // no comma between members
+        #"{"type":FeatureCollection,"features":[]}"#,                       // type not JSON
+        #"[]"#, #""#,
+    ])
+    func leavesOtherLayoutsToTheWholeParse(_ text: String) {
+        #expect(Self.spans(text) == nil)
+    }
+
+    static func file(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("spans-\(UUID().uuidString).geojson").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// A file large enough to be read in several chunks at once.
+    static func sightings(_ count: Int, breaking broken: Set<Int> = []) -> String {
+        let features = (0..<count).map { i in
+            let species = i % 3 == 0 ? "Grus japonensis" : "Anas \\\"quoted\\\" ]}"
+            let count = broken.contains(i) ? "0" : "\(1 + i % 7)"
+            return #"{"type":"Feature","id":"s\#(i)","geometry":{"type":"Point","coordinates":[\#(126 + Double(i % 1000) / 1000),\#(35 + Double(i / 1000) / 100)]},"properties":{"species":"\#(species)","count":\#(count),"observed_at":"2024-01-0\#(1 + i % 9)T08:00:00+09:00","note":{"a":[1,{"b":"}"}]}}}"#
+        }
+        return #"{"type":"FeatureCollection","name":"t","features":["# + features.joined(separator: ",\n") + "]}"
+    }
+
+    @Test func recordsAreThoseOfTheWholeParse() throws {
+        let path = try Self.file(Self.sightings(10_000))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let bytes = try LayerCatalog.readBytes(path)
+        #expect(FeatureSpans.scan(bytes)?.count == 10_000, "the fast path is taken")
+        let fast = try LayerCatalog.records(inFile: path, kind: .sightings, layer: "s")
+        let whole = try LayerCatalog.readFeatures(path, bytes: bytes).enumerated().map { i, feature in
+            try LayerRecord(json: feature, kind: .sightings, layer: "s", index: i)
+        }
+        #expect(fast.count == whole.count)
+        #expect(fast.map(\.featureText) == whole.map(\.featureText))
+        #expect(fast.map(\.coordinate) == whole.map(\.coordinate))
+        #expect(try LayerCatalog.readFeatures(path) == LayerCatalog.readFeatures(path, bytes: bytes))
+    }
+
+    /// The first bad record of the file is the error, as when the file is read in order,
+    /// although later chunks are read at the same time.
+    @Test func theFirstBadRecordIsTheError() throws {
+        for broken in [0, 4_095, 9_998] {
+            // And one more at the end, in the last chunk, read at the same time.
+            let path = try Self.file(Self.sightings(10_000, breaking: [broken, 9_999]))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            #expect(throws: EngineError.self) { try LayerCatalog.records(inFile: path, kind: .sightings, layer: "s") }
+            do {
+                _ = try LayerCatalog.records(inFile: path, kind: .sightings, layer: "s")
+            } catch {
+                #expect(error.description.contains(#"(id "s\#(broken)")"#), "\(error.description)")
+                #expect(error.field == "count", "\(error)")
+            }
+        }
+    }
+
+    /// A feature that is not JSON: the error of the whole parse, with its byte offset in
+    /// the file.
+    @Test func aFeatureThatIsNotJSONGetsTheWholeParsesError() throws {
+        let text = Self.sightings(5_000).replacingOccurrences(of: #""id":"s4321","#, with: #""id":"s4321",,"#)
+        let path = try Self.file(text)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let expected: String
+        do {
+            _ = try JSONValue.parse(Array(text.utf8), maxDepth: 64)
+            Issue.record("the text should not parse")
+            return
+        } catch {
+            expected = error.description
+        }
+        do {
+            _ = try LayerCatalog.records(inFile: path, kind: .sightings, layer: "s")
+            Issue.record("the file should not load")
+        } catch {
+            #expect(error.description.contains(expected), "\(error.description)")
+        }
+    }
+
+    @Test func concurrentMapKeepsTheOrder() throws {
+        let values = try FeatureSpans.concurrentMap(100_000) { i throws(EngineError) in i * 3 }
+        #expect(values == (0..<100_000).map { $0 * 3 })
+        #expect(try FeatureSpans.concurrentMap(3) { i throws(EngineError) in i } == [0, 1, 2])
+        #expect(try FeatureSpans.concurrentMap(0) { i throws(EngineError) in i }.isEmpty)
+    }
+}
