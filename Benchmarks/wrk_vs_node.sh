@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# geo-cluster against what a user would build instead: plain Node `http` with supercluster
+# 8.0.1 (Benchmarks/node_supercluster_server.mjs), with wrk, on the viewport requests of
+# Benchmarks/wrk_viewport.lua over 1M points of the Korea mixture (the points and viewport
+# centres are written as Benchmarks/wrk_viewport.sh writes them).
+#
+#   Benchmarks/wrk_vs_node.sh                          # both algorithms, gzip and plain, 3 rounds of 20 s
+#   Benchmarks/wrk_vs_node.sh --servers ../before/.build/release/geo-cluster,.build/release/geo-cluster
+#   Benchmarks/wrk_vs_node.sh --algorithms radius --encodings gzip --rounds 1 --answer-cache-mb 64
+#   Benchmarks/wrk_vs_node.sh --answer-cache-mb 64 --centres 20     # 280 views asked again and again
+#
+# In each round it starts, in turn and each fresh on the same points: the Node server, then
+# for each algorithm (layers.json `options.algorithm`: radius or live) each geo-cluster
+# binary of --servers (labelled A, B, ... in that order). On each it runs, per encoding,
+# wrk for --warmup (not counted) and then for --duration, with `Accept-Encoding: gzip`
+# ("gzip") or without it ("plain"), and records req/s, p99, the mean KB read per answer
+# (headers included), the server's CPU time per request (utime + stime of
+# /proc/<pid>/stat, all its threads, before and after the measured run) and the 1-minute
+# load average before and after.
+# Both servers get the same cluster options (--radius, --extent, --min-zoom, --max-zoom,
+# --min-points; geo-cluster's defaults). geo-cluster runs with --answer-cache-mb 0 unless
+# told otherwise, so that every request computes and compresses its answer, as the Node
+# server (no cache, no ETag) always does. The views are random among --centres centres
+# (10,000 by default, as wrk_viewport.sh) times 14 zooms, so they seldom repeat; with a
+# few centres they do, and an answer cache can keep them (its hits and misses are printed).
+# Node gzips with zlib at level 4 (--node-gzip-level).
+#
+# It prints every run, then a table of medians over the rounds (min-max in brackets) with
+# the CPU ratio of each binary to A and the req/s and CPU ratios of geo-cluster to Node.
+# It also fetches three fixed views from each server in the first round and compares
+# them: the radius layer should answer exactly what supercluster answers.
+#
+# wrk, the servers and Node share the machine's cores: Node answers on one thread (zlib
+# on libuv's pool), geo-cluster on all cores. On a shared machine the rates are capped
+# and noisy; CPU per request is the figure to read, with the load averages.
+#
+# Builds only what is missing (this checkout's release geo-cluster when --servers is not
+# given, and bench-radius to write the points). Node needs supercluster and kdbush in
+# --peers (default ../shared/peers beside the checkout); when they or node are absent it
+# says why and measures geo-cluster alone. Needs wrk, python3 and curl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+algorithms="radius live"
+encodings="gzip plain"
+duration=20s
+warmup=3s
+rounds=3
+connections=32
+threads=2
+count=1000000
+centres=10000
+port=8089
+servers=""
+answer_cache_mb=0
+peers=../shared/peers
+node_gzip_level=4
+radius=40 extent=512 min_zoom=0 max_zoom=16 min_points=2
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --algorithms) algorithms=${2//,/ }; shift 2 ;;
+        --encodings) encodings=${2//,/ }; shift 2 ;;
+        --duration) duration=$2; shift 2 ;;
+        --warmup) warmup=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
+        --connections) connections=$2; shift 2 ;;
+        --threads) threads=$2; shift 2 ;;
+        --count) count=$2; shift 2 ;;
+        --centres) centres=$2; shift 2 ;;
+        --port) port=$2; shift 2 ;;
+        --servers) servers=${2//,/ }; shift 2 ;;
+        --answer-cache-mb) answer_cache_mb=$2; shift 2 ;;
+        --peers) peers=$2; shift 2 ;;
+        --node-gzip-level) node_gzip_level=$2; shift 2 ;;
+        --radius) radius=$2; shift 2 ;;
+        --extent) extent=$2; shift 2 ;;
+        --min-zoom) min_zoom=$2; shift 2 ;;
+        --max-zoom) max_zoom=$2; shift 2 ;;
+        --min-points) min_points=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+
+for tool in wrk python3 curl; do
+    command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }
+done
+if [ -z "$servers" ]; then
+    servers=.build/release/geo-cluster
+    [ -x "$servers" ] || swift build -c release --product geo-cluster
+fi
+for binary in $servers; do
+    [ -x "$binary" ] || { echo "no geo-cluster binary at $binary" >&2; exit 1; }
+done
+[ -x Benchmarks/.build/release/bench-radius ] \
+    || swift build --package-path Benchmarks -c release --product bench-radius
+
+with_node=yes
+if ! command -v node >/dev/null; then
+    echo "node is not installed: measuring geo-cluster alone"; with_node=""
+elif [ ! -f "$peers/supercluster/index.js" ] || [ ! -f "$peers/kdbush/index.js" ]; then
+    echo "no supercluster and kdbush in $peers (--peers): measuring geo-cluster alone"; with_node=""
+else
+    echo "node $(node --version), supercluster $(sed -n 's/^ *"version": *"\(.*\)".*/\1/p' "$peers/supercluster/package.json") from $peers"
+fi
+
+work=$(mktemp -d)
+server=""
+cleanup() {
+    if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "writing $count Korea-mixture points"
+Benchmarks/.build/release/bench-radius points --distribution korea --count "$count" \
+    --points "$work/points.f64" --viewports "$work/viewports.f64"
+# As Benchmarks/wrk_viewport.sh: the points as a GeoJSON layer, and 10,000 of them (--centres)
+# as the viewport centres of the Lua script; here also three views (zooms 5, 10 and 15 around
+# the first three centres, as wrk_viewport.lua computes them) to compare answers.
+python3 - "$work" "$centres" <<'PYTHON'
+import json, math, random, struct, sys
+work, centre_count = sys.argv[1], int(sys.argv[2])
+raw = open(f"{work}/points.f64", "rb").read()
+values = struct.unpack(f"<{len(raw) // 8}d", raw)
+points = list(zip(values[0::2], values[1::2]))
+with open(f"{work}/korea.geojson", "w") as out:
+    out.write('{"type":"FeatureCollection","features":[')
+    for i, (lon, lat) in enumerate(points):
+        out.write(("," if i else "") + '{"type":"Feature","id":%d,"geometry":{"type":"Point","coordinates":[%r,%r]},"properties":null}' % (i, lon, lat))
+    out.write("]}")
+centres = random.Random(20261122).sample(points, centre_count)
+with open(f"{work}/centres.lua", "w") as out:
+    out.write("return {" + ",".join("{%r,%r}" % c for c in centres) + "}\n")
+def view(lon, lat, zoom):
+    size = 256 * 2 ** zoom
+    sine = math.sin(lat * math.pi / 180)
+    x, y = (lon + 180) / 360 * size, (0.5 - math.log((1 + sine) / (1 - sine)) / (4 * math.pi)) * size
+    def coordinate(px, py):
+        n = math.pi * (1 - 2 * py / size)
+        return px / size * 360 - 180, (2 * math.atan(math.exp(n)) - math.pi / 2) * 180 / math.pi
+    west, north = coordinate(x - 640, y - 400)
+    east, south = coordinate(x + 640, y + 400)
+    return "/v1/layers/korea/clusters?bbox=%.6f,%.6f,%.6f,%.6f&zoom=%d" % (west, south, east, north, zoom)
+with open(f"{work}/views.txt", "w") as out:
+    for centre, zoom in zip(centres, (5, 10, 15)):
+        out.write(view(*centre, zoom) + "\n")
+PYTHON
+
+ticks=$(getconf CLK_TCK)
+# utime + stime of a process (all its threads), in clock ticks; fields after the ")" of comm.
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# Starts a server (label, algorithm) in the background as $server and waits until it answers.
+start_server() {
+    local label=$1 algorithm=$2 ready
+    if [ "$label" = node ]; then
+        node Benchmarks/node_supercluster_server.mjs --data "$work/korea.geojson" --layer korea \
+            --port "$port" --peers "$peers" --gzip-level "$node_gzip_level" --radius "$radius" \
+            --extent "$extent" --min-zoom "$min_zoom" --max-zoom "$max_zoom" --min-points "$min_points" &
+        ready=/healthz
+    else
+        cat > "$work/layers.json" <<JSON
+{"layers":[{"name":"korea","kind":"points","file":"korea.geojson","options":{"algorithm":"$algorithm","radius":$radius,"extent":$extent,"min_zoom":$min_zoom,"max_zoom":$max_zoom,"min_points":$min_points}}]}
+JSON
+        "${binary_of[$label]}" serve --data "$work" --port "$port" --log-level warning \
+            --answer-cache-mb "$answer_cache_mb" &
+        ready=/readyz
+    fi
+    server=$!
+    until curl -fs "http://127.0.0.1:$port$ready" >/dev/null 2>&1; do
+        kill -0 "$server" 2>/dev/null || { echo "$label server exited" >&2; exit 1; }
+        sleep 1
+    done
+}
+
+stop_server() { kill "$server"; wait "$server" 2>/dev/null || true; server=""; }
+
+# One measured wrk run on $server; appends a line to $work/runs.tsv.
+measure() {
+    local round=$1 label=$2 algorithm=$3 encoding=$4
+    local header=() load_before load_after cpu_before cpu_after
+    [ "$encoding" = gzip ] && header=(-H "Accept-Encoding: gzip")
+    CENTRES="$work/centres.lua" wrk -t"$threads" -c"$connections" -d"$warmup" "${header[@]}" \
+        -s Benchmarks/wrk_viewport.lua "http://127.0.0.1:$port" > /dev/null
+    load_before=$(load1); cpu_before=$(cpu_ticks "$server")
+    CENTRES="$work/centres.lua" wrk -t"$threads" -c"$connections" -d"$duration" --latency "${header[@]}" \
+        -s Benchmarks/wrk_viewport.lua "http://127.0.0.1:$port" > "$work/wrk.txt"
+    cpu_after=$(cpu_ticks "$server"); load_after=$(load1)
+    python3 - "$work/wrk.txt" "$round" "$label" "$algorithm" "$encoding" "$((cpu_after - cpu_before))" "$ticks" \
+        "$load_before" "$load_after" >> "$work/runs.tsv" <<'PYTHON'
+import re, sys
+text = open(sys.argv[1]).read()
+round_, label, algorithm, encoding, cpu, ticks, load_before, load_after = sys.argv[2:]
+units = {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}
+size = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3, "TB": 1024 ** 4}
+requests, seconds, read, unit = re.search(r"(\d+) requests in ([\d.]+)(\w+), ([\d.]+)(\w+) read", text).group(1, 2, 4, 5)
+p99, p99_unit = re.search(r"^\s*99%\s+([\d.]+)(\w+)", text, re.M).groups()
+rate = float(re.search(r"Requests/sec:\s*([\d.]+)", text).group(1))
+errors = int(re.search(r"non-2xx or socket errors: (\d+)", text).group(1))
+requests = int(requests)
+print("\t".join(map(str, [round_, label, algorithm, encoding, requests, f"{rate:.1f}", float(p99) * units[p99_unit],
+                           f"{int(cpu) * 1000 / int(ticks) / requests:.4f}", f"{float(read) * size[unit] / requests / 1024:.1f}",
+                           load_before, load_after, errors])))
+PYTHON
+    tail -n 1 "$work/runs.tsv" | awk -F'\t' '{ printf "  %-6s %-6s %-5s %10.0f req/s  p99 %8.2f ms  %.3f CPU ms/req  %6.1f KB/answer  load %s -> %s%s\n", $2, $3, $4, $6, $7, $8, $9, $10, $11, ($12 > 0 ? "  ERRORS " $12 : "") }'
+}
+
+# The three fixed views, as sent without gzip, for the comparison at the end.
+fetch_views() {
+    local name=$1 n=0
+    while read -r path; do
+        n=$((n + 1))
+        curl -fs "http://127.0.0.1:$port$path" > "$work/view-$name-$n.json"
+    done < "$work/views.txt"
+}
+
+declare -A binary_of
+letters=(A B C D E F G H)
+labels=()
+i=0
+for binary in $servers; do
+    binary_of[${letters[$i]}]=$binary
+    labels+=("${letters[$i]}")
+    echo "${letters[$i]} = $binary"
+    i=$((i + 1))
+done
+echo "geo-cluster --answer-cache-mb $answer_cache_mb; options radius $radius, extent $extent, zooms $min_zoom-$max_zoom, min_points $min_points"
+echo "wrk -t$threads -c$connections, $warmup warm-up then $duration per run, views around $centres centres; $(nproc) cores"
+
+printf "round\tserver\talgorithm\tencoding\trequests\treq/s\tp99 ms\tCPU ms/req\tKB/answer\tload before\tload after\terrors\n" > "$work/runs.tsv"
+for round in $(seq 1 "$rounds"); do
+    echo "== round $round"
+    runs=()
+    [ -n "$with_node" ] && runs+=("node:-")
+    for algorithm in $algorithms; do
+        for label in "${labels[@]}"; do runs+=("$label:$algorithm"); done
+    done
+    for run in "${runs[@]}"; do
+        label=${run%%:*}; algorithm=${run#*:}
+        start_server "$label" "$algorithm"
+        [ "$round" = 1 ] && fetch_views "$label-$algorithm"
+        for encoding in $encodings; do measure "$round" "$label" "$algorithm" "$encoding"; done
+        if [ "$label" != node ] && [ "$answer_cache_mb" != 0 ]; then
+            # Hits and misses of the answer cache over this server's runs, warm-ups included.
+            curl -s "http://127.0.0.1:$port/metrics" | grep '^geocluster_http_answer_cache_total' \
+                | sed 's/^/    /' || true
+        fi
+        stop_server
+    done
+done
+
+echo
+echo "== every run"
+column -t -s $'\t' "$work/runs.tsv"
+echo
+python3 - "$work" "${labels[*]}" "$algorithms" "$encodings" <<'PYTHON'
+import csv, json, os, statistics, sys
+work, labels, algorithms, encodings = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
+rows = list(csv.DictReader(open(f"{work}/runs.tsv"), delimiter="\t"))
+def values(label, algorithm, encoding, field):
+    return [float(r[field]) for r in rows
+            if r["server"] == label and r["encoding"] == encoding and (label == "node" or r["algorithm"] == algorithm)]
+def summary(xs, digits):
+    if not xs: return "-"
+    text = f"{statistics.median(xs):,.{digits}f}"
+    return text + (f" ({min(xs):,.{digits}f}-{max(xs):,.{digits}f})" if len(xs) > 1 else "")
+def median(label, algorithm, encoding, field):
+    xs = values(label, algorithm, encoding, field)
+    return statistics.median(xs) if xs else None
+with_node = any(r["server"] == "node" for r in rows)
+print("== medians over the rounds (min-max)" + ("; node's rows are the same runs under each algorithm" if with_node else ""))
+head = ["algorithm", "encoding", "server", "req/s", "p99 ms", "CPU ms/req", "KB/answer", "CPU / A"]
+if with_node: head += ["req/s / node", "CPU / node"]
+table = [head]
+for algorithm in algorithms:
+    for encoding in encodings:
+        for label in (["node"] if with_node else []) + labels:
+            line = [algorithm, encoding, label, summary(values(label, algorithm, encoding, "req/s"), 0),
+                    summary(values(label, algorithm, encoding, "p99 ms"), 1),
+                    summary(values(label, algorithm, encoding, "CPU ms/req"), 3),
+                    summary(values(label, algorithm, encoding, "KB/answer"), 1)]
+            cpu = median(label, algorithm, encoding, "CPU ms/req")
+            cpu_a = median(labels[0], algorithm, encoding, "CPU ms/req")
+            line.append(f"{cpu / cpu_a:.2f}" if label != "node" and cpu and cpu_a else "")
+            if with_node:
+                rate, node_rate = median(label, algorithm, encoding, "req/s"), median("node", algorithm, encoding, "req/s")
+                node_cpu = median("node", algorithm, encoding, "CPU ms/req")
+                line += [f"{rate / node_rate:.2f}" if label != "node" and rate and node_rate else "",
+                         f"{cpu / node_cpu:.2f}" if label != "node" and cpu and node_cpu else ""]
+            table.append(line)
+widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+for row in table:
+    print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
+loads = [float(r[k]) for r in rows for k in ("load before", "load after")]
+print(f"1-minute load average over the runs: {min(loads):.2f}-{max(loads):.2f} (median {statistics.median(loads):.2f})")
+errors = sum(int(r["errors"]) for r in rows)
+if errors: print(f"WARNING: {errors} non-2xx or socket errors (see every run)")
+
+# The three fixed views: features, clusters, points counted (sum of point_count and lone points).
+def counts(path):
+    features = json.load(open(path))["features"]
+    clusters = [f for f in features if (f.get("properties") or {}).get("cluster")]
+    return len(features), len(clusters), sum(f["properties"]["point_count"] for f in clusters) + len(features) - len(clusters)
+def canonical(path):
+    return sorted(json.dumps(f, sort_keys=True) for f in json.load(open(path))["features"])
+views = open(f"{work}/views.txt").read().split()
+print("\n== three views (features / clusters / points) from the first round")
+for n, view in enumerate(views, 1):
+    print(view)
+    node = f"{work}/view-node---{n}.json"
+    for algorithm in algorithms:
+        for label in labels:
+            path = f"{work}/view-{label}-{algorithm}-{n}.json"
+            if not os.path.exists(path): continue
+            note = ""
+            if os.path.exists(node) and algorithm == "radius":
+                note = "  same features as node" if canonical(path) == canonical(node) else "  DIFFERS from node"
+            print(f"  {label} {algorithm:6} %d / %d / %d{note}" % counts(path))
+    if os.path.exists(node): print("  node          %d / %d / %d" % counts(node))
+PYTHON
