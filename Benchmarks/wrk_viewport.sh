@@ -60,21 +60,7 @@ echo "writing $count Korea-mixture points"
 Benchmarks/.build/release/bench-radius points --distribution korea --count "$count" \
     --points "$work/points.f64" --viewports "$work/viewports.f64"
 # The points as a GeoJSON layer, and 10,000 of them as the viewport centres of the Lua script.
-python3 - "$work" <<'PYTHON'
-import json, random, struct, sys
-work = sys.argv[1]
-raw = open(f"{work}/points.f64", "rb").read()
-values = struct.unpack(f"<{len(raw) // 8}d", raw)
-points = list(zip(values[0::2], values[1::2]))
-with open(f"{work}/korea.geojson", "w") as out:
-    out.write('{"type":"FeatureCollection","features":[')
-    for i, (lon, lat) in enumerate(points):
-        out.write(("," if i else "") + '{"type":"Feature","id":%d,"geometry":{"type":"Point","coordinates":[%r,%r]},"properties":null}' % (i, lon, lat))
-    out.write("]}")
-centres = random.Random(20261122).sample(points, 10000)
-with open(f"{work}/centres.lua", "w") as out:
-    out.write("return {" + ",".join("{%r,%r}" % c for c in centres) + "}\n")
-PYTHON
+python3 Benchmarks/write_viewport_points.py "$work"
 
 # wrk's line "99%  12.34ms" and "Requests/sec: 1234.56".
 rate() { sed -n 's/^Requests\/sec: *//p' "$1"; }

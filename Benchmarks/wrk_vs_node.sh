@@ -114,37 +114,9 @@ trap cleanup EXIT
 echo "writing $count Korea-mixture points"
 Benchmarks/.build/release/bench-radius points --distribution korea --count "$count" \
     --points "$work/points.f64" --viewports "$work/viewports.f64"
-# As Benchmarks/wrk_viewport.sh: the points as a GeoJSON layer, and 10,000 of them (--centres)
-# as the viewport centres of the Lua script; here also three views (zooms 5, 10 and 15 around
-# the first three centres, as wrk_viewport.lua computes them) to compare answers.
-python3 - "$work" "$centres" <<'PYTHON'
-import json, math, random, struct, sys
-work, centre_count = sys.argv[1], int(sys.argv[2])
-raw = open(f"{work}/points.f64", "rb").read()
-values = struct.unpack(f"<{len(raw) // 8}d", raw)
-points = list(zip(values[0::2], values[1::2]))
-with open(f"{work}/korea.geojson", "w") as out:
-    out.write('{"type":"FeatureCollection","features":[')
-    for i, (lon, lat) in enumerate(points):
-        out.write(("," if i else "") + '{"type":"Feature","id":%d,"geometry":{"type":"Point","coordinates":[%r,%r]},"properties":null}' % (i, lon, lat))
-    out.write("]}")
-centres = random.Random(20261122).sample(points, centre_count)
-with open(f"{work}/centres.lua", "w") as out:
-    out.write("return {" + ",".join("{%r,%r}" % c for c in centres) + "}\n")
-def view(lon, lat, zoom):
-    size = 256 * 2 ** zoom
-    sine = math.sin(lat * math.pi / 180)
-    x, y = (lon + 180) / 360 * size, (0.5 - math.log((1 + sine) / (1 - sine)) / (4 * math.pi)) * size
-    def coordinate(px, py):
-        n = math.pi * (1 - 2 * py / size)
-        return px / size * 360 - 180, (2 * math.atan(math.exp(n)) - math.pi / 2) * 180 / math.pi
-    west, north = coordinate(x - 640, y - 400)
-    east, south = coordinate(x + 640, y + 400)
-    return "/v1/layers/korea/clusters?bbox=%.6f,%.6f,%.6f,%.6f&zoom=%d" % (west, south, east, north, zoom)
-with open(f"{work}/views.txt", "w") as out:
-    for centre, zoom in zip(centres, (5, 10, 15)):
-        out.write(view(*centre, zoom) + "\n")
-PYTHON
+# The points as a GeoJSON layer, --centres of them as the viewport centres of the Lua
+# script, and three views (zooms 5, 10 and 15) to compare the servers' answers.
+python3 Benchmarks/write_viewport_points.py "$work" --centres "$centres" --views
 
 ticks=$(getconf CLK_TCK)
 # utime + stime of a process (all its threads), in clock ticks; fields after the ")" of comm.
