@@ -388,6 +388,7 @@ def drive(args):
         print("\n" + report + "\n", flush=True)
     if len(reports) > 1:
         print("\n\n".join(reports))
+    print(f"load average {os.getloadavg()[0]:.2f} at the end", flush=True)
 
 
 def main():

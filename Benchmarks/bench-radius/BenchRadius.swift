@@ -14,7 +14,7 @@ struct BenchRadius: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-radius",
         abstract: "Benchmark point files and one-process measurements of the radius index.",
-        subcommands: [WritePoints.self, Measure.self]
+        subcommands: [WritePoints.self, Measure.self, Display.self]
     )
 }
 

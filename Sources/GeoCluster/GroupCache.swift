@@ -2,20 +2,36 @@ import Synchronization
 
 /// The display groups of blocks, formed by unfiltered queries and kept for the next ones.
 ///
-/// An entry is the items of one block at one zoom with the stamp of the node that held the
-/// block's points (``QuadNode/stamp``). It answers a later query only while the block's
-/// points are held by a node of that stamp, that is while they have not changed: a
-/// change copies the nodes on its path with new stamps. Versions of an index share its
+/// An entry is the items of one block at one zoom with the stamps of the nodes that held the
+/// block's points (``QuadNode/stamp``, ``BlockStamp``). It answers a later query only while
+/// the block's points are held by nodes of those stamps, that is while they have not
+/// changed: a change copies the nodes on its path with new stamps. Versions of an index share its
 /// cache, so readers of an older version and of the newest one both find their blocks.
 /// When the kept items would exceed the budget, about half of the entries are dropped.
 final class GroupCache: Sendable {
     final class Entry: Sendable {
-        let stamp: UInt64
+        let stamp: BlockStamp
         let items: LiveClusterIndex.Items
+        /// The items that may merge with an item of a neighbouring block (see
+        /// `LiveClusterIndex+Edges.swift`).
+        let edges: [Int32]
+        /// In an entry of a block's items after merges across its edges: the items from
+        /// `mergedStart` on are clusters merged across an edge (positioned anywhere
+        /// between the two blocks); those from `foreignStart` on were merged with an item
+        /// of another block that ranks first, and show with this block only when that
+        /// block (`foreignBlocks`, by item) is not read too.
+        let mergedStart: Int
+        let foreignStart: Int
+        let foreignBlocks: [UInt64]
 
-        init(stamp: UInt64, items: LiveClusterIndex.Items) {
+        init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int32] = [], mergedStart: Int? = nil,
+             foreignBlocks: [UInt64] = []) {
             self.stamp = stamp
             self.items = items
+            self.edges = edges
+            self.foreignStart = items.features.count - foreignBlocks.count
+            self.mergedStart = mergedStart ?? foreignStart
+            self.foreignBlocks = foreignBlocks
         }
 
         /// What the entry counts for in the budget: its items, at least one.
@@ -35,7 +51,7 @@ final class GroupCache: Sendable {
     init() {}
 
     /// The entry for `key` if its points still have `stamp`.
-    func entry(_ key: UInt64, stamp: UInt64) -> Entry? {
+    func entry(_ key: UInt64, stamp: BlockStamp) -> Entry? {
         state.withLock { state in
             guard let entry = state.entries[key], entry.stamp == stamp else { return nil }
             return entry
@@ -66,4 +82,21 @@ final class GroupCache: Sendable {
     var usage: (entries: Int, items: Int) {
         state.withLock { ($0.entries.count, $0.size) }
     }
+}
+
+/// The stamps of the up to four quadtree nodes that hold a block's points (0 for none):
+/// equal while none of the block's points changed.
+struct BlockStamp: Sendable, Equatable {
+    var a: UInt64 = 0, b: UInt64 = 0, c: UInt64 = 0, d: UInt64 = 0
+
+    mutating func set(_ k: Int, _ stamp: UInt64) {
+        switch k {
+        case 0: a = stamp
+        case 1: b = stamp
+        case 2: c = stamp
+        default: d = stamp
+        }
+    }
+
+    var isEmpty: Bool { a == 0 && b == 0 && c == 0 && d == 0 }
 }

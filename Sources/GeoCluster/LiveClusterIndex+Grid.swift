@@ -14,7 +14,7 @@ extension LiveClusterIndex {
     /// Appends the items whose positions lie in `rect` (projected units) at zoom `z`.
     func appendClusters(in rect: UnitRect, zoom z: Int, filter: LiveFilter, into answer: inout LiveAnswer) {
         if z > options.maxZoom {
-            let level = min(32, options.maxZoom + options.levelShift + 1)
+            let level = min(32, options.grid.level(zoom: options.maxZoom) + 1)
             let (x0, y0, x1, y1) = cellRange(rect, level: level)
             forEachPoint(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { entry in
                 if rect.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) {
@@ -24,25 +24,39 @@ extension LiveClusterIndex {
             }
             return
         }
-        let level = z + options.levelShift
-        let blockLevel = max(0, level - Self.blockShift)
-        let blocks = cellRange(rect, level: blockLevel)
+        let grid = options.grid
+        let (cx0, cx1) = grid.cellRange(rect.minX, rect.maxX, zoom: z)
+        let (cy0, cy1) = grid.cellRange(rect.minY, rect.maxY, zoom: z)
+        let shift = UInt32(Self.blockShift)
+        let blocks = (cx0 >> shift, cy0 >> shift, cx1 >> shift, cy1 >> shift)
+        appendBlocks(blocks, within: rect, zoom: z, filter: filter, into: &answer)
+    }
+
+    /// Appends the items of a range of blocks at zoom `z`, after merges across their
+    /// edges (`LiveClusterIndex+Edges.swift`), that lie in `rect` (all when `nil`).
+    func appendBlocks(_ blocks: (UInt32, UInt32, UInt32, UInt32), within rect: UnitRect?, zoom z: Int,
+                      filter: LiveFilter, into answer: inout LiveAnswer) {
         // A query over many blocks (the world at a deep zoom) forms its groups in one
         // grid: block by block, the work and memory per block would outweigh them, and
         // its kept groups would push out those of the views in use.
         let blockCount = Int(blocks.2 - blocks.0 + 1) * Int(blocks.3 - blocks.1 + 1)
-        if filter.partitions == nil, !filter.testsPoints, blockCount <= Self.blocksKeptPerQuery {
-            appendKeptGroups(in: rect, zoom: z, level: level, blockLevel: blockLevel, blocks: blocks, into: &answer)
-            return
+        let keep = filter.partitions == nil && !filter.testsPoints && blockCount <= Self.blocksKeptPerQuery
+        var store = BlockStore(zoom: z, filter: keep ? .all : filter, keeps: keep)
+        if !keep {
+            // The blocks and a ring around them (their items may merge across the edges),
+            // in one grid.
+            let last = UInt32(blocksPerSide(zoom: z) - 1)
+            let ring = (blocks.0 == 0 ? 0 : blocks.0 - 1, blocks.1 == 0 ? 0 : blocks.1 - 1,
+                        min(last, blocks.2 + 1), min(last, blocks.3 + 1))
+            let (x0, y0, x1, y1) = cells(of: ring, zoom: z)
+            var contributions: [Contribution] = []
+            // About one contribution per cell of a viewport's range (a world query at a deep
+            // zoom has billions of cells, mostly empty: there the array grows as it fills).
+            contributions.reserveCapacity(min(Int(x1 - x0 + 1) * Int(y1 - y0 + 1), 4_096))
+            collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
+            store.fill(formItems(contributions, zoom: z, filter: filter), formed: ring, index: self)
         }
-        // The cells of every block the rect meets, grouped block by block in one grid.
-        let (x0, y0, x1, y1) = cells(of: blocks, blockLevel: blockLevel, level: level)
-        var contributions: [Contribution] = []
-        // About one contribution per cell of a viewport's range (a world query at a deep
-        // zoom has billions of cells, mostly empty: there the array grows as it fills).
-        contributions.reserveCapacity(min(Int(x1 - x0 + 1) * Int(y1 - y0 + 1), 4_096))
-        collect(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
-        append(formItems(contributions, zoom: z, filter: filter), within: rect, into: &answer)
+        appendResolved(blocks, within: rect, store: &store, into: &answer)
     }
 
     /// The items of the groups that `contributions` (per-cell totals at zoom `z`) form:
@@ -74,77 +88,88 @@ extension LiveClusterIndex {
     /// Grid cells per block side, as a power of two.
     static let blockShift = 4
 
-    /// The cells of `level` in a range of blocks of `blockLevel`.
-    func cells(of blocks: (UInt32, UInt32, UInt32, UInt32), blockLevel: Int,
-               level: Int) -> (UInt32, UInt32, UInt32, UInt32) {
-        let shift = UInt32(level - blockLevel), last = UInt32((UInt64(1) << UInt64(level)) - 1)
+    /// The cells at zoom `z` of a range of blocks, within the world.
+    func cells(of blocks: (UInt32, UInt32, UInt32, UInt32), zoom z: Int) -> (UInt32, UInt32, UInt32, UInt32) {
+        let shift = UInt32(Self.blockShift), last = UInt32(options.grid.cellsPerSide(zoom: z) - 1)
         return (blocks.0 << shift, blocks.1 << shift,
                 min(last, blocks.2 << shift | (1 << shift - 1)), min(last, blocks.3 << shift | (1 << shift - 1)))
     }
 
-    /// The unfiltered items of the blocks `blocks` (a range of block coordinates) at zoom
-    /// `z` that lie in `rect`: from the kept groups of each non-empty block, formed and
-    /// kept first where the block's points changed since.
-    private func appendKeptGroups(in rect: UnitRect, zoom z: Int, level: Int, blockLevel: Int,
-                                  blocks: (UInt32, UInt32, UInt32, UInt32), into answer: inout LiveAnswer) {
-        let side = Double(UInt64(1) << UInt64(blockLevel))
-        withUnsafePointer(to: combined) { root in
-            Self.forEachBlock(root, level: blockLevel, x0: blocks.0, y0: blocks.1, x1: blocks.2, y1: blocks.3) { bx, by, node in
-                let key = UInt64(level) << 48 | UInt64(bx) << 24 | UInt64(by)
-                let stamp = node.pointee.stamp
-                let kept: GroupCache.Entry
-                if let entry = groupCache.entry(key, stamp: stamp) {
-                    kept = entry
-                } else {
-                    var contributions: [Contribution] = []
-                    let (x0, y0, x1, y1) = cells(of: (bx, by, bx, by), blockLevel: blockLevel, level: level)
-                    Self.collect(node, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, partition: -1,
-                                 into: &contributions)
-                    kept = GroupCache.Entry(stamp: stamp, items: formItems(contributions, zoom: z, filter: .all))
-                    groupCache.keep(kept, for: key, budget: max(GroupCache.minimumBudget, count / 2))
-                }
-                // A block inside the rect needs no test per item.
-                let inside = Double(bx) / side >= rect.minX && Double(bx + 1) / side <= rect.maxX
-                    && Double(by) / side >= rect.minY && Double(by + 1) / side <= rect.maxY
-                append(kept.items, within: inside ? nil : rect, into: &answer)
-            }
-        }
+    /// The projected rect a block covers (up to the world's edge).
+    func blockRect(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> UnitRect {
+        let grid = options.grid
+        let side = Double(UInt64(1) << UInt64(grid.level(zoom: z)))
+        let width = Double(grid.span << Self.blockShift)
+        return UnitRect(minX: Double(bx) * width / side, minY: Double(by) * width / side,
+                        maxX: min(1, Double(bx + 1) * width / side), maxY: min(1, Double(by + 1) * width / side))
     }
 
     /// Largest number of blocks in a query's range for which it reads and keeps the groups
     /// of each block.
     static let blocksKeptPerQuery = 1_024
 
-    /// Calls `body` with each non-empty block of `level` within `x0...x1` x `y0...y1`
-    /// along the Z-order curve, and the node that holds its points: the node of the
-    /// block's cell or one inside it, or a leaf above it (whose points in the block count).
-    static func forEachBlock(_ node: UnsafePointer<QuadNode>, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
-                             _ body: (UInt32, UInt32, UnsafePointer<QuadNode>) -> Void) {
-        guard node.pointee.aggregate.count > 0,
-              node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
-        if node.pointee.level >= level {
-            body(QuadNode.cell(node.pointee.qx, level: level), QuadNode.cell(node.pointee.qy, level: level), node)
-            return
+    /// Blocks across the world at a zoom.
+    func blocksPerSide(zoom z: Int) -> Int {
+        (options.grid.cellsPerSide(zoom: z) + (1 << Self.blockShift) - 1) >> Self.blockShift
+    }
+
+    /// The stamp of a block's points at zoom `z`, `nil` when no node holds points there:
+    /// the stamps of the up to 2 x 2 quadtree nodes (of the smallest level whose cells are
+    /// at least a block wide) that hold the block's points, each the node of that level's
+    /// cell, one inside it, or a leaf above it. A change to a point of the block gives one
+    /// of them a new stamp.
+    func blockStamp(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> BlockStamp? {
+        blockStamp(around: bx, by, reach: 0, zoom: z)
+    }
+
+    /// The stamp of the points of the blocks within `reach` blocks of `(bx, by)` (a square
+    /// `2 reach + 1` blocks wide), as ``blockStamp(_:_:zoom:)`` for one block.
+    func blockStamp(around bx: UInt32, _ by: UInt32, reach: Int, zoom z: Int) -> BlockStamp? {
+        let grid = options.grid
+        let level = grid.level(zoom: z)
+        let blockWidth = UInt64(grid.span) << UInt64(Self.blockShift)
+        let width = blockWidth * UInt64(2 * reach + 1)
+        var up = 0
+        while UInt64(1) << UInt64(up) < width { up += 1 }
+        let stampLevel = max(0, level - up)
+        let lastSub = (UInt64(1) << UInt64(level)) - 1
+        let reachWidth = UInt64(reach) * blockWidth
+        let cx0 = UInt64(bx) * blockWidth, cy0 = UInt64(by) * blockWidth
+        guard cx0 <= lastSub, cy0 <= lastSub else { return nil }
+        let sx0 = cx0 > reachWidth ? cx0 - reachWidth : 0, sy0 = cy0 > reachWidth ? cy0 - reachWidth : 0
+        let sx1 = min(lastSub, cx0 + blockWidth + reachWidth - 1), sy1 = min(lastSub, cy0 + blockWidth + reachWidth - 1)
+        let shift = UInt64(level - stampLevel)
+        var stamp = BlockStamp()
+        withUnsafePointer(to: combined) { root in
+            var k = 0
+            for ny in (sy0 >> shift)...(sy1 >> shift) {
+                for nx in (sx0 >> shift)...(sx1 >> shift) {
+                    stamp.set(k, Self.stamp(root, level: stampLevel, x: UInt32(nx), y: UInt32(ny)))
+                    k += 1
+                }
+            }
         }
-        if node.pointee.isLeaf {
-            var codes: [UInt64] = []
-            for entry in node.pointee.entries {
-                let bx = QuadNode.cell(entry.qx, level: level), by = QuadNode.cell(entry.qy, level: level)
-                if bx >= x0, bx <= x1, by >= y0, by <= y1 { codes.append(BulkBuilder.zOrder(bx, by)) }
+        return stamp.isEmpty ? nil : stamp
+    }
+
+    /// The stamp of the node that holds the points of cell `(x, y)` of `level`: the
+    /// cell's node, the only node inside it, or a leaf above it; 0 when none holds points.
+    static func stamp(_ root: UnsafePointer<QuadNode>, level: Int, x: UInt32, y: UInt32) -> UInt64 {
+        var node = root
+        while true {
+            guard node.pointee.aggregate.count > 0,
+                  node.pointee.overlaps(level: level, x0: x, y0: y, x1: x, y1: y) else { return 0 }
+            if node.pointee.level >= level || node.pointee.isLeaf { return node.pointee.stamp }
+            var next: UnsafePointer<QuadNode>?
+            node.pointee.children.withUnsafeBufferPointer { children in
+                for i in children.indices
+                    where children[i].overlaps(level: level, x0: x, y0: y, x1: x, y1: y) {
+                    next = children.baseAddress! + i
+                    break
+                }
             }
-            codes.sort()
-            var previous: UInt64?
-            for code in codes where code != previous {
-                previous = code
-                let (bx, by) = BulkBuilder.position(code)
-                body(bx, by, node)
-            }
-            return
-        }
-        node.pointee.children.withUnsafeBufferPointer { children in
-            for i in children.indices {
-                forEachBlock(children.baseAddress! + i, level: level, x0: x0, y0: y0, x1: x1, y1: y1, body)
-            }
+            guard let next else { return 0 }
+            node = next
         }
     }
 
@@ -264,11 +289,17 @@ extension LiveClusterIndex {
         }
     }
 
-    /// Gathers per-cell totals at `level` within the cell range, over the filter's partitions.
-    func collect(level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
+    /// Gathers per-cell totals at zoom `z` within the range of grid cells, over the
+    /// filter's partitions.
+    func collect(zoom z: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
                  into contributions: inout [Contribution]) {
+        let grid = options.grid
+        let last = UInt32(grid.cellsPerSide(zoom: z) - 1)
+        guard x0 <= last, y0 <= last else { return }
+        let (sx0, sx1) = grid.subRange(x0, min(x1, last), zoom: z), (sy0, sy1) = grid.subRange(y0, min(y1, last), zoom: z)
+        let level = grid.level(zoom: z), span = UInt32(grid.span)
         forEachTree(filter) { partition, tree, filter in
-            Self.collect(tree, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
+            Self.collect(tree, level: level, span: span, x0: sx0, y0: sy0, x1: sx1, y1: sy1, filter: filter,
                          partition: partition, into: &contributions)
         }
     }
@@ -295,25 +326,39 @@ extension LiveClusterIndex {
         }
     }
 
-    static func collect(_ tree: QuadNode, level: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
+    /// Totals per grid cell of `span` x `span` quadtree cells of `level`, of the points in
+    /// the quadtree cells `x0...x1` x `y0...y1` of that level (whole grid cells).
+    static func collect(_ tree: QuadNode, level: Int, span: UInt32, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
                         filter: LiveFilter, partition: Int, into contributions: inout [Contribution]) {
         withUnsafePointer(to: tree) { root in
-            collect(root, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, partition: partition,
-                    into: &contributions)
+            collect(root, level: level, span: span, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
+                    partition: partition, into: &contributions)
         }
     }
 
     /// The walk of ``collect(_:level:x0:y0:x1:y1:filter:partition:into:)``, through
     /// pointers: reading a node's fields in place, where passing node values would copy
     /// each child (three array references to retain and release).
-    private static func collect(_ pointer: UnsafePointer<QuadNode>, level: Int, x0: UInt32, y0: UInt32, x1: UInt32,
-                                y1: UInt32, filter: LiveFilter, partition: Int,
+    private static func collect(_ pointer: UnsafePointer<QuadNode>, level: Int, span: UInt32, x0: UInt32, y0: UInt32,
+                                x1: UInt32, y1: UInt32, filter: LiveFilter, partition: Int,
                                 into contributions: inout [Contribution]) {
         let node = pointer
         guard node.pointee.aggregate.count > 0,
               node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
+        // The grid cell that holds the whole node, if one does.
+        var whole: (x: UInt32, y: UInt32)?
         if node.pointee.level >= level {
-            let cx = QuadNode.cell(node.pointee.qx, level: level), cy = QuadNode.cell(node.pointee.qy, level: level)
+            whole = (QuadNode.cell(node.pointee.qx, level: level) / span, QuadNode.cell(node.pointee.qy, level: level) / span)
+        } else if span > 1 {
+            let shift = UInt64(level - node.pointee.level)
+            let nx0 = UInt64(QuadNode.cell(node.pointee.qx, level: node.pointee.level)) << shift
+            let ny0 = UInt64(QuadNode.cell(node.pointee.qy, level: node.pointee.level)) << shift
+            let end = (UInt64(1) << shift) - 1, w = UInt64(span)
+            if nx0 / w == (nx0 + end) / w, ny0 / w == (ny0 + end) / w {
+                whole = (UInt32(nx0 / w), UInt32(ny0 / w))
+            }
+        }
+        if let (cx, cy) = whole {
             if !filter.testsPoints {
                 // Slot and coordinate matter only for a single point (it is then shown as itself).
                 let aggregate = node.pointee.aggregate
@@ -350,8 +395,9 @@ extension LiveClusterIndex {
         }
         if node.pointee.isLeaf {
             for entry in node.pointee.entries where filter.passes(entry) {
-                let cx = QuadNode.cell(entry.qx, level: level), cy = QuadNode.cell(entry.qy, level: level)
-                guard cx >= x0, cx <= x1, cy >= y0, cy <= y1 else { continue }
+                let sx = QuadNode.cell(entry.qx, level: level), sy = QuadNode.cell(entry.qy, level: level)
+                guard sx >= x0, sx <= x1, sy >= y0, sy <= y1 else { continue }
+                let cx = sx / span, cy = sy / span
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
                 contributions.append(Contribution(x: cx, y: cy, partition: Int(entry.partition), aggregate: aggregate,
@@ -361,8 +407,8 @@ extension LiveClusterIndex {
         }
         node.pointee.children.withUnsafeBufferPointer { children in
             for i in children.indices {
-                collect(children.baseAddress! + i, level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
-                        partition: partition, into: &contributions)
+                collect(children.baseAddress! + i, level: level, span: span, x0: x0, y0: y0, x1: x1, y1: y1,
+                        filter: filter, partition: partition, into: &contributions)
             }
         }
     }

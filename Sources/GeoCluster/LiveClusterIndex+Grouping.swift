@@ -144,25 +144,56 @@ extension LiveClusterIndex {
         var features: [ClusterFeature] = []
         var summaries: [LiveSummary] = []
         var positions: [SIMD2<Double>] = []
+        /// The group each item shows, or is one of the points of.
+        var groups: [ItemGroup] = []
 
         mutating func reserve(_ n: Int) {
             features.reserveCapacity(n)
             positions.reserveCapacity(n)
+            groups.reserveCapacity(n)
         }
 
-        mutating func append(_ feature: ClusterFeature, at position: SIMD2<Double>) {
+        /// Appends item `i` of `other`, with its aggregates.
+        mutating func append(_ i: Int, of other: Items) {
+            var feature = other.features[i]
+            if let k = feature.aggregateIndex {
+                feature.aggregateIndex = summaries.count
+                summaries.append(other.summaries[k])
+            }
+            append(feature, at: other.positions[i], group: other.groups[i])
+        }
+
+        mutating func append(_ feature: ClusterFeature, at position: SIMD2<Double>, group: ItemGroup = ItemGroup()) {
             features.append(feature)
             positions.append(position)
+            groups.append(group)
         }
     }
 
+    /// The cells of an item's group (its first cell and neighbour mask), and whether the
+    /// item stands for the whole group (a cluster, or the single point of a group of one),
+    /// so that it can merge with a group across a block edge.
+    struct ItemGroup: Sendable {
+        var x: UInt32 = 0
+        var y: UInt32 = 0
+        var mask: UInt8 = 0
+        var whole = false
+    }
+
     /// Appends the items positioned inside `rect` (all when `nil`) to an answer.
-    func append(_ items: Items, within rect: UnitRect?, into answer: inout LiveAnswer) {
-        answer.features.reserveCapacity(answer.features.count + items.features.count)
-        answer.summaries.reserveCapacity(answer.summaries.count + items.summaries.count)
+    func append(_ items: Items, range: Range<Int>? = nil, within rect: UnitRect?, into answer: inout LiveAnswer) {
+        let range = range ?? items.features.indices
+        // Growing by at least half: appended block by block, exact reservations would
+        // copy the answer once per block.
+        if answer.features.capacity < answer.features.count + range.count {
+            answer.features.reserveCapacity(max(answer.features.count + range.count, answer.features.capacity * 3 / 2))
+        }
+        if answer.summaries.capacity < answer.summaries.count + range.count {
+            answer.summaries.reserveCapacity(max(answer.summaries.count + range.count, answer.summaries.capacity * 3 / 2))
+        }
         items.features.withUnsafeBufferPointer { features in
             items.positions.withUnsafeBufferPointer { positions in
-                for i in features.indices {
+                for i in range {
                     if let rect, !rect.contains(positions[i].x, positions[i].y) { continue }
                     var feature = features[i]
                     if let k = feature.aggregateIndex {
@@ -184,24 +215,26 @@ extension LiveClusterIndex {
             items.append(ClusterFeature(
                 kind: .cluster(id: clusterID(zoom: zoom, x: first.x, y: first.y, mask: group.mask), pointCount: aggregate.count),
                 coordinate: Coordinate(longitude: WebMercator.longitude(x: x), latitude: WebMercator.latitude(y: y)),
-                aggregateIndex: items.summaries.count), at: group.position)
+                aggregateIndex: items.summaries.count), at: group.position,
+                group: ItemGroup(x: first.x, y: first.y, mask: group.mask, whole: true))
             items.summaries.append(summary(group, grid: grid))
             return
         }
-        let level = zoom + options.levelShift
         let cell = grid.cells[group.first]
         if group.cellCount == 1, cell.aggregate.count == 1 {
             // The common case of one point: no second walk. Its coordinate sums are its position.
             let x = LeafEntry.unquantize(UInt32(cell.aggregate.sumX)), y = LeafEntry.unquantize(UInt32(cell.aggregate.sumY))
-            items.append(ClusterFeature(kind: .point(index: Int(cell.slot)), coordinate: cell.coordinate), at: SIMD2(x, y))
+            items.append(ClusterFeature(kind: .point(index: Int(cell.slot)), coordinate: cell.coordinate), at: SIMD2(x, y),
+                         group: ItemGroup(x: cell.x, y: cell.y, mask: 0, whole: true))
             return
         }
         var members: [(UInt32, UInt32)] = []
         forEachCell(of: group, in: grid) { members.append((grid.cells[$0].x, grid.cells[$0].y)) }
         members.sort { ($0.1, $0.0) < ($1.1, $1.0) }
         for (cx, cy) in members {
-            forEachPoint(level: level, cx: cx, cy: cy, filter: filter) { entry in
-                items.append(pointFeature(entry), at: SIMD2(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)))
+            forEachPoint(zoom: zoom, cx: cx, cy: cy, filter: filter) { entry in
+                items.append(pointFeature(entry), at: SIMD2(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)),
+                             group: ItemGroup(x: cell.x, y: cell.y, mask: group.mask, whole: false))
                 return true
             }
         }

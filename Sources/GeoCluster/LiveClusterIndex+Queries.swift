@@ -1,9 +1,10 @@
 /// Queries of the live index: clusters in a viewport, children, leaves, expansion zoom
 /// and tiles, each under a ``LiveFilter``.
 ///
-/// How clusters are formed at zoom `z` (grid level `L = z + levelShift`):
-/// 1. the totals of the points that pass the filter are gathered per non-empty level-`L`
-///    cell, from node totals where the filter allows, from single points otherwise;
+/// How clusters are formed at zoom `z` (cells of ``LiveGrid``, each `span` x `span`
+/// quadtree cells of level `z + levelShift`):
+/// 1. the totals of the points that pass the filter are gathered per non-empty cell,
+///    from node totals where the filter allows, from single points otherwise;
 /// 2. cells are visited by decreasing count (then row, then column); an unvisited cell
 ///    takes each unvisited neighbour (of its 8, in its block) whose mean position is
 ///    within half the radius of its own, in pixels at `z`;
@@ -12,7 +13,9 @@
 ///    (up to 3 rounds);
 /// 4. a group of at least `minPoints` points is a cluster at the mean position of its
 ///    points; a smaller group shows its points.
-/// A block is a square of 16 x 16 cells (of level `L - 4`; the whole grid below level 4):
+/// 5. items of neighbouring blocks closer than half the radius merge when each is the
+///    other's nearest across the edges (`LiveClusterIndex+Edges.swift`).
+/// A block is a square of 16 x 16 cells (the whole grid at zooms with fewer cells):
 /// groups never take cells of two blocks, so a block's groups depend on its own points
 /// only. The same place is then the same cluster in every view and tile, and the groups
 /// of a block are kept between unfiltered queries until its points change (see
@@ -54,7 +57,7 @@ extension LiveClusterIndex {
         var answer = LiveAnswer(features: [], summaries: [])
         if address.zoom == options.maxZoom {
             for member in address.members {
-                forEachPoint(level: address.level, cx: member.x, cy: member.y, filter: filter) { entry in
+                forEachPoint(zoom: address.zoom, cx: member.x, cy: member.y, filter: filter) { entry in
                     answer.features.append(pointFeature(entry))
                     return true
                 }
@@ -62,7 +65,7 @@ extension LiveClusterIndex {
         } else {
             var contributions: [Contribution] = []
             for member in address.members {
-                collect(level: address.level + 1, x0: member.x << 1, y0: member.y << 1,
+                collect(zoom: address.zoom + 1, x0: member.x << 1, y0: member.y << 1,
                         x1: member.x << 1 | 1, y1: member.y << 1 | 1, filter: filter, into: &contributions)
             }
             let grid = fold(contributions)
@@ -86,14 +89,14 @@ extension LiveClusterIndex {
         var skip = offset
         var page: [Int] = []
         for member in address.members {
-            let cellTotal = count(level: address.level, cx: member.x, cy: member.y, filter: filter)
+            let cellTotal = count(zoom: address.zoom, cx: member.x, cy: member.y, filter: filter)
             total += cellTotal
             if page.count >= limit { continue }
             if skip >= cellTotal {
                 skip -= cellTotal
                 continue
             }
-            forEachPoint(level: address.level, cx: member.x, cy: member.y, filter: filter) { entry in
+            forEachPoint(zoom: address.zoom, cx: member.x, cy: member.y, filter: filter) { entry in
                 if skip > 0 {
                     skip -= 1
                     return true
@@ -142,14 +145,18 @@ extension LiveClusterIndex {
 
     /// Number of points that pass `filter`.
     public func count(filter: LiveFilter) -> Int {
-        count(level: 0, cx: 0, cy: 0, filter: filter)
+        var contributions: [Contribution] = []
+        forEachTree(filter) { partition, tree, filter in
+            Self.collect(tree, level: 0, span: 1, x0: 0, y0: 0, x1: 0, y1: 0, filter: filter, partition: partition,
+                         into: &contributions)
+        }
+        return contributions.reduce(0) { $0 + $1.aggregate.count }
     }
 
     // MARK: Cluster ids
 
     struct ClusterAddress {
         var zoom: Int
-        var level: Int
         var members: [(x: UInt32, y: UInt32)]
     }
 
@@ -164,9 +171,8 @@ extension LiveClusterIndex {
         guard id >= 0 else { throw .unknownCluster(id: id) }
         let zoom = id >> 48
         guard zoom >= options.minZoom, zoom <= options.maxZoom else { throw .unknownCluster(id: id) }
-        let level = zoom + options.levelShift
         let x = Int((id >> 28) & 0xFFFFF), y = Int((id >> 8) & 0xFFFFF)
-        let side = 1 << level
+        let side = options.grid.cellsPerSide(zoom: zoom)
         guard x < side, y < side else { throw .unknownCluster(id: id) }
         var members: [(x: UInt32, y: UInt32)] = [(UInt32(x), UInt32(y))]
         for (bit, offset) in Self.neighbourOffsets.enumerated() where id & (1 << bit) != 0 {
@@ -174,7 +180,7 @@ extension LiveClusterIndex {
             guard nx >= 0, ny >= 0, nx < side, ny < side else { throw .unknownCluster(id: id) }
             members.append((UInt32(nx), UInt32(ny)))
         }
-        return ClusterAddress(zoom: zoom, level: level, members: members)
+        return ClusterAddress(zoom: zoom, members: members)
     }
 
     /// The address of a cluster id that an answer under `filter` gives at the index's
@@ -222,18 +228,11 @@ extension LiveClusterIndex {
     /// The id of the cluster of a block's groups at `zoom` that holds a cell, if any:
     /// the cluster a `clusters` answer or a tile shows there.
     private func blockCluster(holding cell: (x: UInt32, y: UInt32), zoom: Int, filter: LiveFilter) -> Int? {
-        let level = zoom + options.levelShift
-        let blockLevel = max(0, level - Self.blockShift)
-        let shift = UInt32(level - blockLevel)
-        let side = Double(UInt64(1) << UInt64(blockLevel))
-        let bx = Double(cell.x >> shift), by = Double(cell.y >> shift)
-        // A group's position is the mean of its points, all inside its block, and a point
-        // on the block's east or south edge is in the next block: so the rect ends just
-        // short of those edges and meets this block only.
-        let rect = UnitRect(minX: bx / side, minY: by / side,
-                            maxX: ((bx + 1) / side).nextDown, maxY: ((by + 1) / side).nextDown)
+        let shift = UInt32(Self.blockShift)
+        let bx = cell.x >> shift, by = cell.y >> shift
+        // Every item the block shows, merged across its edges or not, wherever it lies.
         var answer = LiveAnswer(features: [], summaries: [])
-        appendClusters(in: rect, zoom: zoom, filter: filter, into: &answer)
+        appendBlocks((bx, by, bx, by), within: nil, zoom: zoom, filter: filter, into: &answer)
         return cluster(holding: cell, among: answer.features)
     }
 

@@ -3,10 +3,11 @@
 /// Points live in one compressed quadtree per partition (a species, a category), in
 /// Web Mercator quantised to 32 bits per axis. Every node keeps the totals of its points
 /// (count, coordinate sums, weight, latest), so any quadtree cell's totals are at hand
-/// without visiting points. The clusters at zoom `z` are the non-empty grid cells of
-/// level `z + levelShift` (each about `radius` pixels wide), placed at the mean position of
-/// their points; neighbouring cells of one block of 16 x 16 cells whose positions would
-/// be drawn closer than half the radius are merged for display (see
+/// without visiting points. The clusters at zoom `z` are the non-empty cells of a grid
+/// about 1.5 times the radius wide (``LiveGrid``), placed at the mean position of their
+/// points; neighbouring cells of one block of 16 x 16 cells whose positions would be
+/// drawn closer than half the radius are merged for display, and so are pairs of items
+/// across block edges that are each other's nearest (see
 /// ``LiveClusterIndex/clusters(in:zoom:filter:)``).
 ///
 /// The index is a value. A change (``insert(_:slot:)``, ``remove(slot:)``) copies only the

@@ -30,16 +30,10 @@ public struct LiveClusterOptions: Sendable, Hashable {
                   maxZoom: radius.maxZoom, minPoints: radius.minPoints)
     }
 
-    /// Levels between a zoom and its grid: grid cells at zoom `z` are quadtree cells of
-    /// level `z + levelShift`, `extent / 2^levelShift` pixels wide, the smallest power-of-two
-    /// fraction of a tile that is still at least `radiusPixels` wide.
-    public var levelShift: Int {
-        var shift = 0
-        while Double(extent) / Double(1 << (shift + 1)) >= radiusPixels { shift += 1 }
-        return shift
-    }
+    /// The display grid: its cells are about `cellFactor` times the radius wide.
+    public var grid: LiveGrid { LiveGrid(radiusPixels: radiusPixels, extent: extent) }
 
-    /// Deepest grid level: cluster ids keep cell coordinates in 20 bits each.
+    /// Cluster ids keep cell coordinates in 20 bits each: at most 2^20 cells per side.
     public static let maxGridLevel = 20
 
     public func validate() throws(GeoClusterError) {
@@ -49,8 +43,9 @@ public struct LiveClusterOptions: Sendable, Hashable {
         guard radiusPixels <= Double(extent) else {
             throw .invalidOptions(reason: "radius (\(radiusPixels)) must not exceed extent (\(extent)) for the live algorithm")
         }
-        guard maxZoom + levelShift <= Self.maxGridLevel else {
-            throw .invalidOptions(reason: "maxZoom must be at most \(Self.maxGridLevel - levelShift) with radius "
+        let grid = self.grid
+        guard grid.levelShift + maxZoom + 1 <= 32, grid.cellsPerSide(zoom: maxZoom) <= 1 << Self.maxGridLevel else {
+            throw .invalidOptions(reason: "maxZoom must be at most \(grid.deepestZoom) with radius "
                                   + "\(radiusPixels) and extent \(extent), got \(maxZoom)")
         }
         guard (1...4_096).contains(bucketSize) else {
@@ -58,3 +53,88 @@ public struct LiveClusterOptions: Sendable, Hashable {
         }
     }
 }
+
+/// The display grid of the live algorithm at every zoom. Cells are squares `cellPixels`
+/// wide (about ``cellFactor`` times the radius), made of `span` x `span` quadtree cells of
+/// level `zoom + levelShift`; cell `(x, y)` at a zoom holds the quadtree cells
+/// `x * span ..< (x + 1) * span` (clipped to the world) across and the same rows down.
+/// Halving the pixels per world unit from one zoom to the next keeps `span` and
+/// `levelShift`, so cell `(x, y)` at zoom `z` is exactly cells `2x...2x+1` x `2y...2y+1`
+/// at zoom `z + 1` (the cells of the world's last row and column are narrower).
+/// The grid takes the coarsest `levelShift` whose cells of at most 16 x 16 sub-cells come
+/// within 3% of the target width (`span` 1, a power-of-two fraction of the tile, where
+/// that is close enough: reading a cell's totals then takes the fewest nodes), or the
+/// closest of all.
+public struct LiveGrid: Sendable, Hashable {
+    /// Cell width over radius: a grid of cells this much wider than the radius, with
+    /// neighbours merged below half the radius, shows about as many features as the
+    /// radius algorithm (measured in docs/LIVE.md).
+    public static let cellFactor = 1.5
+
+    public let levelShift: Int
+    public let span: Int
+    public let extent: Int
+
+    public init(radiusPixels: Double, extent: Int) {
+        self.extent = extent
+        let target = radiusPixels * Self.cellFactor / Double(max(1, extent))
+        // The first (coarsest) level whose cells of at most 16 sub-cells come within 3% of
+        // the target; the closest of all otherwise.
+        var best = (shift: 0, span: 1, error: Double.infinity)
+        for shift in 0...24 {
+            let fraction = Double(UInt64(1) << UInt64(shift))
+            let span = max(1, Int((target * fraction).rounded()))
+            guard span <= 16 else { break }
+            let error = abs(Double(span) / fraction - target) / target
+            if error < best.error - 1e-12 { best = (shift, span, error) }
+            if error <= 0.03 { break }
+        }
+        self.levelShift = best.shift
+        self.span = best.span
+    }
+
+    /// Width of a cell in pixels at any zoom.
+    public var cellPixels: Double { Double(extent) * Double(span) / Double(UInt64(1) << UInt64(levelShift)) }
+
+    /// The quadtree level of the grid's sub-cells at a zoom.
+    @inline(__always)
+    public func level(zoom: Int) -> Int { zoom + levelShift }
+
+    /// Cells across the world at a zoom (the last may be narrower).
+    public func cellsPerSide(zoom: Int) -> Int {
+        let sub = 1 << level(zoom: zoom)
+        return (sub + span - 1) / span
+    }
+
+    /// The deepest zoom this grid can serve.
+    public var deepestZoom: Int {
+        var zoom = 0
+        while levelShift + zoom + 2 <= 32, cellsPerSide(zoom: zoom + 1) <= 1 << LiveClusterOptions.maxGridLevel { zoom += 1 }
+        return zoom
+    }
+
+    /// The cell of a quantised position at a zoom.
+    @inline(__always)
+    func cell(_ q: UInt32, zoom: Int) -> UInt32 {
+        let sub = QuadNode.cell(q, level: level(zoom: zoom))
+        return span == 1 ? sub : sub / UInt32(span)
+    }
+
+    /// The sub-cells (quadtree cells of `level(zoom:)`) of the cells `c0...c1` along one axis.
+    @inline(__always)
+    func subRange(_ c0: UInt32, _ c1: UInt32, zoom: Int) -> (UInt32, UInt32) {
+        if span == 1 { return (c0, c1) }
+        let last = UInt64(1) << UInt64(level(zoom: zoom)) - 1
+        let w = UInt64(span)
+        return (UInt32(min(last, UInt64(c0) * w)), UInt32(min(last, UInt64(c1) * w + w - 1)))
+    }
+
+    /// The cells covering the projected rect's span `v0...v1` (units in [0, 1]) at a zoom.
+    func cellRange(_ v0: Double, _ v1: Double, zoom: Int) -> (UInt32, UInt32) {
+        let side = Double(UInt64(1) << UInt64(level(zoom: zoom)))
+        let last = Int(side) - 1
+        func cell(_ v: Double) -> UInt32 { UInt32(min(last, max(0, Int((v * side).rounded(.down)))) / span) }
+        return (cell(v0), cell(v1))
+    }
+}
+

@@ -1,0 +1,368 @@
+/// Forming clusters, step 5: merges across block edges.
+///
+/// Groups never take cells of two blocks, so that a block's groups depend on its points
+/// alone. Two items of neighbouring blocks can then lie closer than half the radius, one
+/// on each side of the edge. Such a pair merges into one cluster when each is the other's
+/// nearest item across the edges of its block within half the radius (mutual nearest
+/// neighbours, so that an item merges at most once and no chain of merges runs across
+/// the map), when the two together have at least `minPoints` points, and when every
+/// cell of both lies in the 3 x 3 square around the first cell of the one that ranks
+/// first (more points, then the earlier first cell by row, then column): the merged
+/// cluster is then addressed like any other, by that first cell and a neighbour mask.
+///
+/// Whether a pair merges depends on the items of the two blocks and of the blocks around
+/// them only, never on the view: a query reads those blocks too (kept like the others),
+/// so the same place is the same cluster in every view and tile that shows it.
+extension LiveClusterIndex {
+    /// An item of one block: the block's Z-order code and the item's index in its items.
+    struct ItemRef: Hashable {
+        var block: UInt64
+        var index: Int32
+    }
+
+    /// Two items merged across a block edge, and the cluster they make.
+    struct EdgeMerge {
+        var winner: ItemRef
+        var loser: ItemRef
+        var merged: Items
+    }
+
+    /// The items of the blocks a query reads at one zoom: each block's items (a range of
+    /// an `Items` value, shared by the blocks formed together) and the indices of those
+    /// that may merge across an edge; read from the kept groups, formed and kept, or
+    /// formed under a filter, on first use.
+    struct BlockStore {
+        struct Block {
+            var items: Items
+            var range: Range<Int>
+            var edges: [Int32]
+        }
+
+        let zoom: Int
+        let filter: LiveFilter
+        /// Whether blocks come from, and go to, the kept groups.
+        let keeps: Bool
+        var blocks: [UInt64: Block?] = [:]
+        /// Blocks already formed together: a block of this range missing from `blocks` is empty.
+        var formed: (UInt32, UInt32, UInt32, UInt32)?
+
+        init(zoom: Int, filter: LiveFilter, keeps: Bool) {
+            self.zoom = zoom
+            self.filter = filter
+            self.keeps = keeps
+        }
+
+        /// Takes the items of the blocks of `range`, formed together (in block order).
+        mutating func fill(_ items: Items, formed range: (UInt32, UInt32, UInt32, UInt32), index: LiveClusterIndex) {
+            formed = range
+            let shift = UInt32(LiveClusterIndex.blockShift)
+            var start = 0
+            while start < items.groups.count {
+                let bx = items.groups[start].x >> shift, by = items.groups[start].y >> shift
+                var end = start + 1
+                while end < items.groups.count, items.groups[end].x >> shift == bx, items.groups[end].y >> shift == by {
+                    end += 1
+                }
+                let edges = index.edgeItems(items, range: start..<end, block: (bx, by), zoom: zoom)
+                blocks[BulkBuilder.zOrder(bx, by)] = Block(items: items, range: start..<end, edges: edges)
+                start = end
+            }
+        }
+    }
+
+    /// The items of a block, `nil` when it has none.
+    func block(_ bx: UInt32, _ by: UInt32, in store: inout BlockStore) -> BlockStore.Block? {
+        let code = BulkBuilder.zOrder(bx, by)
+        if let known = store.blocks[code] { return known }
+        if let formed = store.formed, bx >= formed.0, bx <= formed.2, by >= formed.1, by <= formed.3 { return nil }
+        let z = store.zoom
+        let block: BlockStore.Block?
+        if store.keeps {
+            if let stamp = blockStamp(bx, by, zoom: z) {
+                let key = Self.groupKey(zoom: z, bx, by)
+                let entry: GroupCache.Entry
+                if let kept = groupCache.entry(key, stamp: stamp) {
+                    entry = kept
+                } else {
+                    let items = formBlock(bx, by, zoom: z, filter: .all)
+                    entry = GroupCache.Entry(stamp: stamp, items: items,
+                                             edges: edgeItems(items, range: items.features.indices, block: (bx, by), zoom: z))
+                    groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
+                }
+                block = entry.items.features.isEmpty ? nil
+                    : BlockStore.Block(items: entry.items, range: entry.items.features.indices, edges: entry.edges)
+            } else {
+                block = nil
+            }
+        } else {
+            let items = formBlock(bx, by, zoom: z, filter: store.filter)
+            block = items.features.isEmpty ? nil
+                : BlockStore.Block(items: items, range: items.features.indices,
+                                   edges: edgeItems(items, range: items.features.indices, block: (bx, by), zoom: z))
+        }
+        store.blocks[code] = .some(block)
+        return block
+    }
+
+    /// The items of one block's groups under a filter.
+    func formBlock(_ bx: UInt32, _ by: UInt32, zoom z: Int, filter: LiveFilter) -> Items {
+        var contributions: [Contribution] = []
+        let (x0, y0, x1, y1) = cells(of: (bx, by, bx, by), zoom: z)
+        collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
+        return formItems(contributions, zoom: z, filter: filter)
+    }
+
+    /// Half the radius in projected units at a zoom: items closer than this are crowded.
+    func crowdingDistance(zoom z: Int) -> Double {
+        options.radiusPixels / 2 / (Double(options.extent) * Double(UInt64(1) << UInt64(z)))
+    }
+
+    /// The items of a block that may merge across its edges: whole groups closer than half
+    /// the radius to the block's boundary.
+    func edgeItems(_ items: Items, range: Range<Int>, block: (UInt32, UInt32), zoom z: Int) -> [Int32] {
+        let rect = blockRect(block.0, block.1, zoom: z)
+        let limit = crowdingDistance(zoom: z)
+        var edges: [Int32] = []
+        for i in range where items.groups[i].whole {
+            let p = items.positions[i]
+            if p.x - rect.minX < limit || rect.maxX - p.x < limit || p.y - rect.minY < limit || rect.maxY - p.y < limit {
+                edges.append(Int32(i))
+            }
+        }
+        return edges
+    }
+
+    /// Appends the items of a range of blocks after the merges across their edges, those
+    /// positioned in `rect` (all when `nil`). A merged cluster is appended with the block
+    /// of the item that ranks first, or with the other's when that block is not in the
+    /// range, so that each item shows once.
+    func appendResolved(_ blocks: (UInt32, UInt32, UInt32, UInt32), within rect: UnitRect?, store: inout BlockStore,
+                        into answer: inout LiveAnswer) {
+        func inRange(_ code: UInt64) -> Bool {
+            let (bx, by) = BulkBuilder.position(code)
+            return bx >= blocks.0 && bx <= blocks.2 && by >= blocks.1 && by <= blocks.3
+        }
+        var codes: [UInt64] = []
+        if store.formed != nil {
+            // Formed together: the non-empty blocks are known (a world range at a deep zoom
+            // has billions of blocks, nearly all empty).
+            codes = store.blocks.keys.filter(inRange)
+        } else {
+            codes.reserveCapacity(Int(blocks.2 - blocks.0 + 1) * Int(blocks.3 - blocks.1 + 1))
+            for by in blocks.1...blocks.3 {
+                for bx in blocks.0...blocks.2 { codes.append(BulkBuilder.zOrder(bx, by)) }
+            }
+        }
+        codes.sort()
+        if store.keeps {
+            // Each block's items after its merges, kept.
+            for code in codes {
+                let (bx, by) = BulkBuilder.position(code)
+                guard let entry = resolvedBlock(bx, by, store: &store) else { continue }
+                append(entry.items, range: 0..<entry.mergedStart, within: within(rect, bx, by, zoom: store.zoom),
+                       into: &answer)
+                append(entry.items, range: entry.mergedStart..<entry.foreignStart, within: rect, into: &answer)
+                for (k, winner) in entry.foreignBlocks.enumerated() where !inRange(winner) {
+                    append(entry.items, range: entry.foreignStart + k..<entry.foreignStart + k + 1, within: rect,
+                           into: &answer)
+                }
+            }
+            return
+        }
+        let merges = edgeMerges(codes, store: &store)
+        for code in codes {
+            let (bx, by) = BulkBuilder.position(code)
+            guard let block = block(bx, by, in: &store) else { continue }
+            let within = within(rect, bx, by, zoom: store.zoom)
+            guard !merges.isEmpty, block.edges.contains(where: { merges[ItemRef(block: code, index: $0)] != nil }) else {
+                append(block.items, range: block.range, within: within, into: &answer)
+                continue
+            }
+            var start = block.range.lowerBound
+            for i in block.range {
+                guard let merge = merges[ItemRef(block: code, index: Int32(i))] else { continue }
+                append(block.items, range: start..<i, within: within, into: &answer)
+                start = i + 1
+                if merge.winner.block == code || !inRange(merge.winner.block) {
+                    append(merge.merged, within: rect, into: &answer)
+                }
+            }
+            append(block.items, range: start..<block.range.upperBound, within: within, into: &answer)
+        }
+    }
+
+    /// The rect to test a block's own items against: none when the block lies inside it.
+    private func within(_ rect: UnitRect?, _ bx: UInt32, _ by: UInt32, zoom z: Int) -> UnitRect? {
+        guard let rect else { return nil }
+        let r = blockRect(bx, by, zoom: z)
+        return r.minX >= rect.minX && r.maxX <= rect.maxX && r.minY >= rect.minY && r.maxY <= rect.maxY ? nil : rect
+    }
+
+    /// A block's unfiltered items after the merges across its edges: its own items, then
+    /// the clusters merged across an edge where it holds the item that ranks first, then
+    /// those where another block does. Kept while the points within two blocks of it do
+    /// not change (the merges of its items depend on those blocks' items); `nil` when
+    /// nothing there has points.
+    func resolvedBlock(_ bx: UInt32, _ by: UInt32, store: inout BlockStore) -> GroupCache.Entry? {
+        let z = store.zoom
+        guard let stamp = blockStamp(around: bx, by, reach: 2, zoom: z) else { return nil }
+        let key = 1 << 63 | UInt64(z) << 48 | UInt64(bx) << 24 | UInt64(by)
+        if let kept = groupCache.entry(key, stamp: stamp) { return kept }
+        let code = BulkBuilder.zOrder(bx, by)
+        var own = Items(), winners = Items(), foreign = Items()
+        var foreignBlocks: [UInt64] = []
+        if let block = block(bx, by, in: &store) {
+            let merges = edgeMerges([code], store: &store)
+            for i in block.range {
+                guard let merge = merges[ItemRef(block: code, index: Int32(i))] else {
+                    own.append(i, of: block.items)
+                    continue
+                }
+                if merge.winner.block == code {
+                    winners.append(0, of: merge.merged)
+                } else {
+                    foreign.append(0, of: merge.merged)
+                    foreignBlocks.append(merge.winner.block)
+                }
+            }
+        }
+        let mergedStart = own.features.count
+        for i in winners.features.indices { own.append(i, of: winners) }
+        for i in foreign.features.indices { own.append(i, of: foreign) }
+        let entry = GroupCache.Entry(stamp: stamp, items: own, mergedStart: mergedStart, foreignBlocks: foreignBlocks)
+        groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
+        return entry
+    }
+
+    /// The merges across the edges of the blocks `codes`, by item (winner and loser).
+    func edgeMerges(_ codes: [UInt64], store: inout BlockStore) -> [ItemRef: EdgeMerge] {
+        var merges: [ItemRef: EdgeMerge] = [:]
+        var nearest: [ItemRef: ItemRef?] = [:]
+        for code in codes {
+            let (bx, by) = BulkBuilder.position(code)
+            guard let block = block(bx, by, in: &store) else { continue }
+            for i in block.edges {
+                let a = ItemRef(block: code, index: i)
+                guard merges[a] == nil, let b = nearestAcross(a, store: &store, memo: &nearest),
+                      nearestAcross(b, store: &store, memo: &nearest) == a else { continue }
+                guard let merge = merged(a, b, store: &store) else { continue }
+                merges[merge.winner] = merge
+                merges[merge.loser] = merge
+            }
+        }
+        return merges
+    }
+
+    /// The nearest item to `a` across the edges of its block, closer than half the radius,
+    /// with which it could merge; ties go to the lower block code, then item.
+    func nearestAcross(_ a: ItemRef, store: inout BlockStore, memo: inout [ItemRef: ItemRef?]) -> ItemRef? {
+        if let known = memo[a] { return known }
+        let z = store.zoom
+        let (bx, by) = BulkBuilder.position(a.block)
+        guard let home = block(bx, by, in: &store) else { return nil }
+        let p = home.items.positions[Int(a.index)]
+        let group = home.items.groups[Int(a.index)]
+        let count = home.items.features[Int(a.index)].pointCount
+        let limit = crowdingDistance(zoom: z)
+        let last = Int64(blocksPerSide(zoom: z) - 1)
+        var best: (d2: Double, ref: ItemRef)?
+        for dy in -1...1 {
+            for dx in -1...1 where dx != 0 || dy != 0 {
+                let nx = Int64(bx) + Int64(dx), ny = Int64(by) + Int64(dy)
+                guard nx >= 0, ny >= 0, nx <= last, ny <= last else { continue }
+                let r = blockRect(UInt32(nx), UInt32(ny), zoom: z)
+                let ex = max(r.minX - p.x, 0, p.x - r.maxX), ey = max(r.minY - p.y, 0, p.y - r.maxY)
+                guard ex * ex + ey * ey < limit * limit else { continue }
+                guard let other = block(UInt32(nx), UInt32(ny), in: &store) else { continue }
+                let code = BulkBuilder.zOrder(UInt32(nx), UInt32(ny))
+                for j in other.edges {
+                    let d = other.items.positions[Int(j)] - p
+                    let d2 = (d * d).sum()
+                    guard d2 < limit * limit else { continue }
+                    let ref = ItemRef(block: code, index: j)
+                    if let best, best.d2 < d2 || (best.d2 == d2 && (best.ref.block, best.ref.index) < (code, j)) { continue }
+                    guard unionMask(group, count, other.items.groups[Int(j)],
+                                    other.items.features[Int(j)].pointCount) != nil else { continue }
+                    best = (d2, ref)
+                }
+            }
+        }
+        memo[a] = .some(best?.ref)
+        return best?.ref
+    }
+
+    /// The first cell and neighbour mask of two groups together, ranked first by more
+    /// points, then by the earlier first cell (row, then column); `nil` when their cells
+    /// do not fit the 3 x 3 square around that first cell or the two have fewer than
+    /// `minPoints` points together.
+    func unionMask(_ a: ItemGroup, _ countA: Int, _ b: ItemGroup, _ countB: Int) -> (x: UInt32, y: UInt32, mask: UInt8, aFirst: Bool)? {
+        guard countA + countB >= options.minPoints else { return nil }
+        let aFirst = countA != countB ? countA > countB : (a.y, a.x) < (b.y, b.x)
+        let (winner, loser) = aFirst ? (a, b) : (b, a)
+        var mask = winner.mask
+        var cells = [(Int(loser.x), Int(loser.y))]
+        for (bit, offset) in Self.neighbourOffsets.enumerated() where loser.mask & (1 << UInt8(bit)) != 0 {
+            cells.append((Int(loser.x) + offset.dx, Int(loser.y) + offset.dy))
+        }
+        for (x, y) in cells {
+            let dx = x - Int(winner.x), dy = y - Int(winner.y)
+            guard let bit = Self.neighbourOffsets.firstIndex(where: { $0.dx == dx && $0.dy == dy }) else { return nil }
+            mask |= 1 << UInt8(bit)
+        }
+        return (winner.x, winner.y, mask, aFirst)
+    }
+
+    /// The cluster two items of neighbouring blocks make, formed from their cells.
+    func merged(_ a: ItemRef, _ b: ItemRef, store: inout BlockStore) -> EdgeMerge? {
+        let (ax, ay) = BulkBuilder.position(a.block), (bx, by) = BulkBuilder.position(b.block)
+        guard let blockA = block(ax, ay, in: &store), let blockB = block(bx, by, in: &store) else { return nil }
+        let ga = blockA.items.groups[Int(a.index)], gb = blockB.items.groups[Int(b.index)]
+        guard let union = unionMask(ga, blockA.items.features[Int(a.index)].pointCount,
+                                    gb, blockB.items.features[Int(b.index)].pointCount) else { return nil }
+        guard let items = formGroup(zoom: store.zoom, x: union.x, y: union.y, mask: union.mask, filter: store.filter),
+              items.features.count == 1 else { return nil }
+        return EdgeMerge(winner: union.aFirst ? a : b, loser: union.aFirst ? b : a, merged: items)
+    }
+
+    /// The item of the group of the cell `(x, y)` and the neighbours in `mask` at zoom `z`,
+    /// `nil` when one of the cells has no point that passes.
+    func formGroup(zoom z: Int, x: UInt32, y: UInt32, mask: UInt8, filter: LiveFilter) -> Items? {
+        var contributions: [Contribution] = []
+        let address = ClusterAddress(zoom: z, members: Self.members(x: x, y: y, mask: mask))
+        for member in address.members {
+            collect(zoom: z, x0: member.x, y0: member.y, x1: member.x, y1: member.y, filter: filter, into: &contributions)
+        }
+        let grid = fold(contributions)
+        guard grid.cells.count == address.members.count,
+              let first = grid.cells.firstIndex(where: { $0.x == x && $0.y == y }) else { return nil }
+        let cell = grid.cells[first]
+        var group = Group(cell: first, aggregate: cell.aggregate, position: SIMD2(cell.aggregate.x, cell.aggregate.y))
+        grid.forEachNeighbour(of: first) { bit, j in
+            if mask & (1 << UInt8(bit)) != 0 { group.absorb(grid.cells[j].aggregate, bits: 1 << UInt8(bit)) }
+        }
+        guard group.mask == mask else { return nil }
+        var items = Items()
+        appendGroup(group, grid: grid, zoom: z, filter: filter, into: &items)
+        return items
+    }
+
+    /// The cells of a first cell and a neighbour mask (cells outside the world left out).
+    static func members(x: UInt32, y: UInt32, mask: UInt8) -> [(x: UInt32, y: UInt32)] {
+        var members: [(x: UInt32, y: UInt32)] = [(x, y)]
+        for (bit, offset) in neighbourOffsets.enumerated() where mask & (1 << UInt8(bit)) != 0 {
+            let nx = Int(x) + offset.dx, ny = Int(y) + offset.dy
+            guard nx >= 0, ny >= 0 else { continue }
+            members.append((UInt32(nx), UInt32(ny)))
+        }
+        return members
+    }
+}
+
+// MARK: Keys
+
+extension LiveClusterIndex {
+    /// The kept-groups key of a block at a zoom.
+    static func groupKey(zoom z: Int, _ bx: UInt32, _ by: UInt32) -> UInt64 {
+        UInt64(z) << 48 | UInt64(bx) << 24 | UInt64(by)
+    }
+}
