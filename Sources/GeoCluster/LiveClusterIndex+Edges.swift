@@ -358,11 +358,56 @@ extension LiveClusterIndex {
     }
 }
 
-// MARK: Keys
+// MARK: Preparing the first look
 
 extension LiveClusterIndex {
     /// The kept-groups key of a block at a zoom.
     static func groupKey(zoom z: Int, _ bx: UInt32, _ by: UInt32) -> UInt64 {
         UInt64(z) << 48 | UInt64(bx) << 24 | UInt64(by)
+    }
+
+    /// Forms and keeps, ahead of the first queries, the unfiltered items of every block
+    /// (before and after the merges across their edges) at each zoom from `minZoom` up,
+    /// while they fit in half the kept items' budget: the first look at the map (the
+    /// world, a country) is then read, not formed. Each zoom is formed in one grid over
+    /// the world. Returns the deepest zoom prepared, `nil` when even the first did not fit.
+    /// Versions of the index share what it keeps; a later change forms its blocks again.
+    @discardableResult
+    public func prepareDisplay() -> Int? {
+        let fullBudget = max(GroupCache.minimumBudget, count / 2)
+        var used = 0
+        var prepared: Int?
+        guard count > 0 else { return nil }
+        for z in options.minZoom...options.maxZoom {
+            let last = UInt32(blocksPerSide(zoom: z) - 1)
+            let world = (UInt32(0), UInt32(0), last, last)
+            let (x0, y0, x1, y1) = cells(of: world, zoom: z)
+            var contributions: [Contribution] = []
+            collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, into: &contributions)
+            let items = formItems(contributions, zoom: z, filter: .all)
+            // Kept twice: the blocks' groups, and their items after the merges.
+            guard used + 2 * items.features.count <= fullBudget / 2 else { break }
+            used += 2 * items.features.count
+            var store = BlockStore(zoom: z, filter: .all, keeps: true)
+            store.fill(items, formed: world, index: self)
+            let codes = store.blocks.keys.sorted()
+            for code in codes {
+                guard let block = store.blocks[code] ?? nil else { continue }
+                let (bx, by) = BulkBuilder.position(code)
+                guard let stamp = blockStamp(bx, by, zoom: z) else { continue }
+                var own = Items()
+                own.reserve(block.range.count)
+                for i in block.range { own.append(i, of: block.items) }
+                let edges = block.edges.map { $0 - Int32(block.range.lowerBound) }
+                groupCache.keep(GroupCache.Entry(stamp: stamp, items: own, edges: edges),
+                                for: Self.groupKey(zoom: z, bx, by), budget: fullBudget)
+            }
+            for code in codes {
+                let (bx, by) = BulkBuilder.position(code)
+                _ = resolvedBlock(bx, by, store: &store)
+            }
+            prepared = z
+        }
+        return prepared
     }
 }

@@ -1,5 +1,6 @@
 import Atomics
 import Dispatch
+import Foundation
 import GeoCluster
 import Synchronization
 
@@ -34,6 +35,16 @@ public final class LiveLayerStore: Sendable {
     public init(_ layer: LiveLayer) {
         current = ManagedAtomic(Version(layer, sequence: 0))
         journal = nil
+        Self.prepareDisplay(of: layer)
+    }
+
+    /// Prepares the first look at a layer's map (``LiveClusterIndex/prepareDisplay()``) on
+    /// a thread of its own, so that the layer serves at once; layers of fewer than 10,000
+    /// points form their blocks fast enough on first use.
+    static func prepareDisplay(of layer: LiveLayer) {
+        let index = layer.index
+        guard index.count >= 10_000 else { return }
+        Thread.detachNewThread { index.prepareDisplay() }
     }
 
     /// A layer built from `journal` at `sequence`, whose writes are committed there. Its
@@ -43,6 +54,7 @@ public final class LiveLayerStore: Sendable {
         layer.version = Int(sequence)
         current = ManagedAtomic(Version(layer, sequence: sequence))
         self.journal = journal
+        Self.prepareDisplay(of: layer)
     }
 
     public var name: String { layer.name }

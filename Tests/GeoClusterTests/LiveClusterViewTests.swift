@@ -120,6 +120,39 @@ struct LiveClusterViewTests {
         }
     }
 
+    /// A prepared index keeps the first zooms' blocks before any query and answers every
+    /// view as an index that forms its blocks on first use, also after a change.
+    @Test func aPreparedIndexAnswersAsOneThatFormsItsBlocks() throws {
+        var prepared = try Self.index(seed: 21, count: 3_000, partitioned: false)
+        var plain = try Self.index(seed: 21, count: 3_000, partitioned: false)
+        let deepest = try #require(prepared.prepareDisplay())
+        print("prepared up to zoom \(deepest), kept \(prepared.groupCache.usage)")
+        #expect(deepest >= Self.options.minZoom)
+        #expect(prepared.groupCache.usage.entries > 0, "kept before any query")
+        var random = SeededRandom(seed: 22)
+        var acrossEdges = 0
+        for round in 0..<2 {
+            for zoom in Self.options.minZoom...Self.options.maxZoom {
+                for _ in 0..<8 {
+                    let box = try Self.randomBox(&random, zoom: zoom)
+                    let answer = try prepared.clusters(in: box, zoom: Double(zoom))
+                    #expect(Self.items(answer) == Self.items(try plain.clusters(in: box, zoom: Double(zoom))),
+                            "round \(round), zoom \(zoom)")
+                    // Clusters merged across a block edge take part.
+                    for id in answer.features.compactMap(\.clusterID) {
+                        let blocks = Set(try prepared.decode(id).members.map { [$0.x >> 4, $0.y >> 4] })
+                        if blocks.count > 1 { acrossEdges += 1 }
+                    }
+                }
+            }
+            // Move a point near the middle of the hotspots, then compare again.
+            let moved = LivePoint(coordinate: Coordinate(longitude: 127.01, latitude: 37.52))
+            try prepared.update(moved, slot: 5)
+            try plain.update(moved, slot: 5)
+        }
+        #expect(acrossEdges > 0)
+    }
+
     @Test func theKeptGroupsStayWithinTheirBudget() {
         let cache = GroupCache()
         let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
