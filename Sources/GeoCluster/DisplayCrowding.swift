@@ -13,21 +13,23 @@ public enum DisplayCrowding {
         let xy = coordinates.map { SIMD2(WebMercator.x(longitude: $0.longitude) * scale,
                                          WebMercator.y(latitude: $0.latitude) * scale) }
         // Buckets `limit` pixels wide: a pair closer than `limit` lies in the same or
-        // neighbouring buckets.
+        // neighbouring buckets. Positions that do not project (a pole, not a number) are
+        // left out.
         func bucket(_ p: SIMD2<Double>) -> SIMD2<Int64> {
-            SIMD2(Int64((p.x / limit).rounded(.down)), Int64((p.y / limit).rounded(.down)))
+            func cell(_ v: Double) -> Int64 { Int64(max(-1e15, min(1e15, (v / limit).rounded(.down)))) }
+            return SIMD2(cell(p.x), cell(p.y))
         }
-        var buckets: [SIMD2<Int64>: [Int32]] = [:]
+        var buckets: [SIMD2<Int64>: [Int]] = [:]
         buckets.reserveCapacity(xy.count)
-        for i in xy.indices { buckets[bucket(xy[i]), default: []].append(Int32(i)) }
+        for i in xy.indices where xy[i].x.isFinite && xy[i].y.isFinite { buckets[bucket(xy[i]), default: []].append(i) }
         var crowded = [Bool](repeating: false, count: xy.count)
-        for i in xy.indices {
+        for i in xy.indices where xy[i].x.isFinite && xy[i].y.isFinite {
             let b = bucket(xy[i])
             search: for dy in -1...1 {
                 for dx in -1...1 {
                     guard let others = buckets[b &+ SIMD2(Int64(dx), Int64(dy))] else { continue }
-                    for j in others where Int(j) != i {
-                        let d = xy[Int(j)] - xy[i]
+                    for j in others where j != i {
+                        let d = xy[j] - xy[i]
                         if (d * d).sum() < limit * limit {
                             crowded[i] = true
                             break search

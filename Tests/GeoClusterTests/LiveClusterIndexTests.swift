@@ -262,6 +262,18 @@ struct LiveClusterIndexTests {
         return coordinates
     }
 
+    /// Crowding counts both features of a pair closer than half the radius in pixels, and
+    /// leaves out positions that do not project instead of trapping on them.
+    @Test func crowdingCountsCloseFeaturesAndSkipsUnprojectablePositions() {
+        // At zoom 10, extent 512: 2^19 pixels around the world, so 0.01 degrees of
+        // longitude is about 14.6 pixels and 0.1 degrees about 146.
+        let points = [Coordinate(longitude: 127, latitude: 37.5), Coordinate(longitude: 127.01, latitude: 37.5),
+                      Coordinate(longitude: 127.1, latitude: 37.5), Coordinate(longitude: .nan, latitude: 37.5),
+                      Coordinate(longitude: 127, latitude: 90), Coordinate(longitude: 127, latitude: -90)]
+        #expect(DisplayCrowding.crowded(points, zoom: 10, radius: 40, extent: 512) == [0, 1])
+        #expect(DisplayCrowding.crowded(points, zoom: 10, radius: 20, extent: 512).isEmpty)
+    }
+
     /// The live map looks like supercluster's at every radius: on the same points and
     /// options, the live algorithm shows within 15% as many features as the radius
     /// algorithm at every zoom 0-16 where the latter shows at least 50 (below that, one
