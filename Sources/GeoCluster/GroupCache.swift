@@ -14,7 +14,7 @@ final class GroupCache: Sendable {
         let items: LiveClusterIndex.Items
         /// The items that may merge with an item of a neighbouring block (see
         /// `LiveClusterIndex+Edges.swift`).
-        let edges: [Int32]
+        let edges: [Int]
         /// In an entry of a block's items after merges across its edges: the items from
         /// `mergedStart` on are clusters merged across an edge (positioned anywhere
         /// between the two blocks); those from `foreignStart` on were merged with an item
@@ -24,7 +24,7 @@ final class GroupCache: Sendable {
         let foreignStart: Int
         let foreignBlocks: [UInt64]
 
-        init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int32] = [], mergedStart: Int? = nil,
+        init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int] = [], mergedStart: Int? = nil,
              foreignBlocks: [UInt64] = []) {
             self.stamp = stamp
             self.items = items

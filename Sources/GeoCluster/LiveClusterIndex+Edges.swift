@@ -17,7 +17,7 @@ extension LiveClusterIndex {
     /// An item of one block: the block's Z-order code and the item's index in its items.
     struct ItemRef: Hashable {
         var block: UInt64
-        var index: Int32
+        var index: Int
     }
 
     /// Two items merged across a block edge, and the cluster they make.
@@ -35,7 +35,7 @@ extension LiveClusterIndex {
         struct Block {
             var items: Items
             var range: Range<Int>
-            var edges: [Int32]
+            var edges: [Int]
         }
 
         let zoom: Int
@@ -119,14 +119,14 @@ extension LiveClusterIndex {
 
     /// The items of a block that may merge across its edges: whole groups closer than half
     /// the radius to the block's boundary.
-    func edgeItems(_ items: Items, range: Range<Int>, block: (UInt32, UInt32), zoom z: Int) -> [Int32] {
+    func edgeItems(_ items: Items, range: Range<Int>, block: (UInt32, UInt32), zoom z: Int) -> [Int] {
         let rect = blockRect(block.0, block.1, zoom: z)
         let limit = crowdingDistance(zoom: z)
-        var edges: [Int32] = []
+        var edges: [Int] = []
         for i in range where items.groups[i].whole {
             let p = items.positions[i]
             if p.x - rect.minX < limit || rect.maxX - p.x < limit || p.y - rect.minY < limit || rect.maxY - p.y < limit {
-                edges.append(Int32(i))
+                edges.append(i)
             }
         }
         return edges
@@ -180,7 +180,7 @@ extension LiveClusterIndex {
             }
             var start = block.range.lowerBound
             for i in block.range {
-                guard let merge = merges[ItemRef(block: code, index: Int32(i))] else { continue }
+                guard let merge = merges[ItemRef(block: code, index: i)] else { continue }
                 append(block.items, range: start..<i, within: within, into: &answer)
                 start = i + 1
                 if merge.winner.block == code || !inRange(merge.winner.block) {
@@ -214,7 +214,7 @@ extension LiveClusterIndex {
         if let block = block(bx, by, in: &store) {
             let merges = edgeMerges([code], store: &store)
             for i in block.range {
-                guard let merge = merges[ItemRef(block: code, index: Int32(i))] else {
+                guard let merge = merges[ItemRef(block: code, index: i)] else {
                     own.append(i, of: block.items)
                     continue
                 }
@@ -260,9 +260,9 @@ extension LiveClusterIndex {
         let z = store.zoom
         let (bx, by) = BulkBuilder.position(a.block)
         guard let home = block(bx, by, in: &store) else { return nil }
-        let p = home.items.positions[Int(a.index)]
-        let group = home.items.groups[Int(a.index)]
-        let count = home.items.features[Int(a.index)].pointCount
+        let p = home.items.positions[a.index]
+        let group = home.items.groups[a.index]
+        let count = home.items.features[a.index].pointCount
         let limit = crowdingDistance(zoom: z)
         let last = Int64(blocksPerSide(zoom: z) - 1)
         var best: (d2: Double, ref: ItemRef)?
@@ -276,13 +276,13 @@ extension LiveClusterIndex {
                 guard let other = block(UInt32(nx), UInt32(ny), in: &store) else { continue }
                 let code = BulkBuilder.zOrder(UInt32(nx), UInt32(ny))
                 for j in other.edges {
-                    let d = other.items.positions[Int(j)] - p
+                    let d = other.items.positions[j] - p
                     let d2 = (d * d).sum()
                     guard d2 < limit * limit else { continue }
                     let ref = ItemRef(block: code, index: j)
                     if let best, best.d2 < d2 || (best.d2 == d2 && (best.ref.block, best.ref.index) < (code, j)) { continue }
-                    guard unionMask(group, count, other.items.groups[Int(j)],
-                                    other.items.features[Int(j)].pointCount) != nil else { continue }
+                    guard unionMask(group, count, other.items.groups[j],
+                                    other.items.features[j].pointCount) != nil else { continue }
                     best = (d2, ref)
                 }
             }
@@ -316,9 +316,9 @@ extension LiveClusterIndex {
     func merged(_ a: ItemRef, _ b: ItemRef, store: inout BlockStore) -> EdgeMerge? {
         let (ax, ay) = BulkBuilder.position(a.block), (bx, by) = BulkBuilder.position(b.block)
         guard let blockA = block(ax, ay, in: &store), let blockB = block(bx, by, in: &store) else { return nil }
-        let ga = blockA.items.groups[Int(a.index)], gb = blockB.items.groups[Int(b.index)]
-        guard let union = unionMask(ga, blockA.items.features[Int(a.index)].pointCount,
-                                    gb, blockB.items.features[Int(b.index)].pointCount) else { return nil }
+        let ga = blockA.items.groups[a.index], gb = blockB.items.groups[b.index]
+        guard let union = unionMask(ga, blockA.items.features[a.index].pointCount,
+                                    gb, blockB.items.features[b.index].pointCount) else { return nil }
         guard let items = formGroup(zoom: store.zoom, x: union.x, y: union.y, mask: union.mask, filter: store.filter),
               items.features.count == 1 else { return nil }
         return EdgeMerge(winner: union.aFirst ? a : b, loser: union.aFirst ? b : a, merged: items)
@@ -398,7 +398,7 @@ extension LiveClusterIndex {
                 var own = Items()
                 own.reserve(block.range.count)
                 for i in block.range { own.append(i, of: block.items) }
-                let edges = block.edges.map { $0 - Int32(block.range.lowerBound) }
+                let edges = block.edges.map { $0 - block.range.lowerBound }
                 groupCache.keep(GroupCache.Entry(stamp: stamp, items: own, edges: edges),
                                 for: Self.groupKey(zoom: z, bx, by), budget: fullBudget)
             }
