@@ -24,7 +24,10 @@ for pysupercluster. Both report the same figures, read the same way:
   one per side, as geo-cluster does inside its one call; both are inside the sample.
   Freeing the result happens outside the sample in both; Python's cycle collector is
   off during the queries. The untimed first pass is reported apart, by the wall clock:
-  the live index forms and keeps the display groups of the views' blocks there.
+  the live index forms and keeps the display groups of the views' blocks there;
+- live-writes: the live index again, with a point added about 100 m from a random input
+  point before every 10th timed query, the steady stream of writes of a layer in use:
+  its query figures include forming again what each write changed.
 
 Run through Benchmarks/compare_pysupercluster.sh, which installs pysupercluster and builds
 bench-radius first.
@@ -281,6 +284,16 @@ def run_json(command):
     return json.loads(output.strip().splitlines()[-1])
 
 
+# What `bench-radius measure` runs for each geo-cluster column: live-writes is the live
+# index with a point added before every 10th timed query (the queries read the new
+# version), the steady stream of writes of a layer in use.
+ALGORITHMS = {
+    "radius": ["--algorithm", "radius"],
+    "live": ["--algorithm", "live"],
+    "live-writes": ["--algorithm", "live", "--write-every", "10"],
+}
+
+
 def summarize(runs):
     """Medians over the processes; query percentiles are taken per process first, so that
     one process disturbed by the machine's other work does not decide the p99."""
@@ -363,13 +376,13 @@ def drive(args):
         points_path, viewports_path = write_points(args.bench_radius, name, args.data_dir)
         algorithms = args.algorithms.split(",")
         for algorithm in algorithms:
-            if algorithm not in ("radius", "live"):
-                sys.exit(f"unknown algorithm {algorithm}; choose from radius, live")
+            if algorithm not in ALGORITHMS:
+                sys.exit(f"unknown algorithm {algorithm}; choose from {', '.join(ALGORITHMS)}")
         ours_commands = {algorithm: [args.bench_radius, "measure", "--points", points_path,
-                                     "--viewports", viewports_path, "--algorithm", algorithm,
+                                     "--viewports", viewports_path,
                                      "--radius", str(OPTIONS["radius"]), "--extent", str(OPTIONS["extent"]),
                                      "--min-zoom", str(OPTIONS["min_zoom"]), "--max-zoom", str(OPTIONS["max_zoom"]),
-                                     "--rounds", str(args.rounds)]
+                                     "--rounds", str(args.rounds)] + ALGORITHMS[algorithm]
                          for algorithm in algorithms}
         theirs_command = [sys.executable, os.path.join(here, "compare_pysupercluster.py"), "measure-peer",
                           "--points", points_path, "--viewports", viewports_path, "--rounds", str(args.rounds)]
@@ -398,7 +411,8 @@ def main():
     run.add_argument("--bench-radius", required=True, help="path of the release-built bench-radius")
     run.add_argument("--sets", default="korea-1m", help=f"comma-separated, from {', '.join(SETS)}")
     run.add_argument("--runs", type=int, default=3, help="measuring processes per implementation and set")
-    run.add_argument("--algorithms", default="radius,live", help="comma-separated geo-cluster algorithms: radius, live")
+    run.add_argument("--algorithms", default="radius,live,live-writes",
+                     help=f"comma-separated geo-cluster algorithms: {', '.join(ALGORITHMS)}")
     run.add_argument("--rounds", type=int, default=10,
                      help="passes over the 200 viewports per process timed by each clock")
     run.add_argument("--data-dir", default=".build/compare-pysupercluster", help="where the point files go")

@@ -3,7 +3,7 @@
 # one run: installs pysupercluster when it is missing, builds bench-radius in release mode,
 # then runs Benchmarks/compare_pysupercluster.py, which prints one table per point set.
 #
-#   Benchmarks/compare_pysupercluster.sh                                  # 1M Korea, both algorithms
+#   Benchmarks/compare_pysupercluster.sh                                  # 1M Korea: radius, live, live under writes
 #   Benchmarks/compare_pysupercluster.sh --sets korea-1m,uniform-1m
 #   Benchmarks/compare_pysupercluster.sh --algorithms radius
 #   Benchmarks/compare_pysupercluster.sh --sets korea-100k --runs 5 --rounds 20

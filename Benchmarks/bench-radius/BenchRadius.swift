@@ -105,6 +105,13 @@ struct Measure: ParsableCommand {
     @Flag(help: "Live only: leave out prepareDisplay() after the build (every first look is then formed).")
     var noPrepare = false
 
+    @Option(help: """
+        Live only: in the timed passes, add a point before every N-th query (0: none), \
+        about 100 m from a random input point, as a new sighting would be; the queries \
+        then read the new version. Writes are timed apart (write_nanoseconds).
+        """)
+    var writeEvery: Int = 0
+
     func run() throws {
         let startResidentBytes = ProcessUsage.residentBytes()
         let coordinates = try Float64File.read(points).pairs().map { Coordinate(longitude: $0.0, latitude: $0.1) }
@@ -119,15 +126,21 @@ struct Measure: ParsableCommand {
         let beforeBuildBytes = ProcessUsage.residentBytes()
         let buildStart = ProcessUsage.nanoseconds(CLOCK_MONOTONIC)
         let buildStartCPUSeconds = ProcessUsage.cpuSeconds()
-        let index: any ViewportIndex
+        guard writeEvery >= 0, writeEvery == 0 || algorithm == "live" else {
+            throw ValidationError("--write-every needs --algorithm live and a count of 0 or more")
+        }
+        // One of the two; the live index is held once only, so that a write changes it in place.
+        var radiusIndex: RadiusClusterIndex?
+        var preparedZoom: Int?
+        var live: LiveClusterIndex?
         if algorithm == "live" {
-            let live = try LiveClusterIndex(points: livePoints, options: LiveClusterOptions(options))
+            let built = try LiveClusterIndex(points: livePoints, options: LiveClusterOptions(options))
             // What a live layer does after loading (in the background there): the first
             // look is prepared. Counted in the build here.
-            if !noPrepare { live.prepareDisplay() }
-            index = live
+            if !noPrepare { preparedZoom = built.prepareDisplay() }
+            live = built
         } else {
-            index = try RadiusClusterIndex(coordinates: coordinates, options: options)
+            radiusIndex = try RadiusClusterIndex(coordinates: coordinates, options: options)
         }
         let buildCPUSeconds = ProcessUsage.cpuSeconds() - buildStartCPUSeconds
         let buildSeconds = Double(ProcessUsage.nanoseconds(CLOCK_MONOTONIC) - buildStart) * 1e-9
@@ -142,11 +155,28 @@ struct Measure: ParsableCommand {
         var firstNanoseconds: [Int64] = []
         var wallNanoseconds: [Int64] = []
         var cpuNanoseconds: [Int64] = []
+        var writeNanoseconds: [Int64] = []
+        var random = SplitMix64(seed: PointSets.seed + 2)
+        var queries = 0
         for round in 0...(2 * rounds) {
             let clockID = round > rounds ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC
             for view in views {
+                if round > 0, writeEvery > 0, queries % writeEvery == 0, var changed = live {
+                    // About 100 m (0.001 degrees) around an input point, new slot at the end.
+                    let near = coordinates[Int(random.next() % UInt64(coordinates.count))]
+                    let point = LivePoint(coordinate: Coordinate(
+                        longitude: min(180, max(-180, near.longitude + random.uniform(-0.001, 0.001))),
+                        latitude: min(85, max(-85, near.latitude + random.uniform(-0.001, 0.001)))))
+                    let start = ProcessUsage.nanoseconds(clockID)
+                    live = nil  // the one reference left, so that the change happens in place
+                    try changed.insert(point, slot: changed.slotCount)
+                    writeNanoseconds.append(ProcessUsage.nanoseconds(clockID) - start)
+                    live = changed
+                }
+                if round > 0 { queries += 1 }
                 let start = ProcessUsage.nanoseconds(clockID)
-                let result = try index.viewport(view.bbox, zoom: view.zoom)
+                let result = try live?.viewport(view.bbox, zoom: view.zoom)
+                    ?? radiusIndex!.viewport(view.bbox, zoom: view.zoom)
                 let elapsed = ProcessUsage.nanoseconds(clockID) - start
                 // The array is freed after the clock read, as the peer's list is.
                 withExtendedLifetime(result) {}
@@ -172,6 +202,7 @@ struct Measure: ParsableCommand {
             {"implementation":"geo-cluster","algorithm":"\(algorithm)","points":\(coordinates.count),\
             "build_seconds":\(buildSeconds),\
             "build_cpu_seconds":\(buildCPUSeconds),\
+            "prepared_zoom":\(preparedZoom.map(String.init) ?? "null"),\
             "start_rss_bytes":\(startResidentBytes),\
             "before_build_rss_bytes":\(beforeBuildBytes),\
             "index_bytes":\(afterBuildBytes - beforeBuildBytes),\
@@ -180,7 +211,8 @@ struct Measure: ParsableCommand {
             "after_queries_rss_bytes":\(afterQueriesBytes),\
             "first_pass_nanoseconds":[\(firstNanoseconds.map(String.init).joined(separator: ","))],\
             "query_nanoseconds":[\(wallNanoseconds.map(String.init).joined(separator: ","))],\
-            "query_cpu_nanoseconds":[\(cpuNanoseconds.map(String.init).joined(separator: ","))]}
+            "query_cpu_nanoseconds":[\(cpuNanoseconds.map(String.init).joined(separator: ","))],\
+            "write_nanoseconds":[\(writeNanoseconds.map(String.init).joined(separator: ","))]}
             """)
     }
 }
