@@ -23,24 +23,42 @@ final class GroupCache: Sendable {
         let mergedStart: Int
         let foreignStart: Int
         let foreignBlocks: [UInt64]
+        /// The quadtree nodes whose stamps make `stamp` (in its order; `nil` for a stamp
+        /// of 0), and in an entry of a block's groups of many points per cell, the cells'
+        /// totals the groups were formed from. After a change, the changed nodes tell
+        /// which cells changed: none within the block (or, for its items after merges,
+        /// within the 5 x 5 blocks around it), and the items still hold; a few, and only
+        /// those are gathered again, the others taken from here (see
+        /// `LiveClusterIndex+Edges.swift`).
+        let cells: LiveClusterIndex.Grid?
+        let nodes: [QuadNode?]
 
         init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int] = [], mergedStart: Int? = nil,
-             foreignBlocks: [UInt64] = []) {
+             foreignBlocks: [UInt64] = [], cells: LiveClusterIndex.Grid? = nil, nodes: [QuadNode?] = []) {
             self.stamp = stamp
             self.items = items
             self.edges = edges
             self.foreignStart = items.features.count - foreignBlocks.count
             self.mergedStart = mergedStart ?? foreignStart
             self.foreignBlocks = foreignBlocks
+            self.cells = cells
+            self.nodes = nodes
         }
 
-        /// What the entry counts for in the budget: its items, at least one.
-        var size: Int { max(1, items.features.count) }
+        /// The same items under a new stamp.
+        func restamped(_ stamp: BlockStamp, nodes: [QuadNode?]) -> Entry {
+            Entry(stamp: stamp, items: items, edges: edges, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
+                  cells: cells, nodes: nodes)
+        }
+
+        /// What the entry counts for in the budget: its items and kept cells, at least one.
+        var size: Int { max(1, items.features.count + (cells?.cells.count ?? 0)) }
     }
 
     private struct State {
         var entries: [UInt64: Entry] = [:]
         var size = 0
+        var updates = 0
     }
 
     /// The smallest budget, in items, whatever the size of the index.
@@ -56,6 +74,11 @@ final class GroupCache: Sendable {
             guard let entry = state.entries[key], entry.stamp == stamp else { return nil }
             return entry
         }
+    }
+
+    /// What is kept for `key`, whatever its stamp: after a change, the entry to update.
+    func latest(_ key: UInt64) -> Entry? {
+        state.withLock { $0.entries[key] }
     }
 
     /// Keeps `entry` for `key`, in place of what was kept for it; first drops about half
@@ -76,6 +99,17 @@ final class GroupCache: Sendable {
             state.entries[key] = entry
             state.size += entry.size
         }
+    }
+
+    /// Notes a block's groups formed from kept cells' totals with only the changed cells
+    /// gathered again.
+    func noteUpdate() {
+        state.withLock { $0.updates += 1 }
+    }
+
+    /// Blocks whose groups were formed from kept totals after a change; for tests and measurements.
+    var updates: Int {
+        state.withLock { $0.updates }
     }
 
     /// Entries and items kept; for tests and measurements.

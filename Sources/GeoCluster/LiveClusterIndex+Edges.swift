@@ -84,9 +84,7 @@ extension LiveClusterIndex {
                 if let kept = groupCache.entry(key, stamp: stamp) {
                     entry = kept
                 } else {
-                    let items = formBlock(bx, by, zoom: z, filter: .all)
-                    entry = GroupCache.Entry(stamp: stamp, items: items,
-                                             edges: edgeItems(items, range: items.features.indices, block: (bx, by), zoom: z))
+                    entry = keptBlock(bx, by, zoom: z, after: groupCache.latest(key))
                     groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
                 }
                 block = entry.items.features.isEmpty ? nil
@@ -104,12 +102,190 @@ extension LiveClusterIndex {
         return block
     }
 
+    /// The unfiltered groups of a block to keep, formed from its cells' totals: those of
+    /// `earlier` (the block's entry before changes) where the quadtree nodes under it did
+    /// not change, gathered again elsewhere; all gathered when there is no such entry or
+    /// the changes touch many cells. The totals are kept with the groups when the block
+    /// has several points per cell, where gathering them is most of the work.
+    func keptBlock(_ bx: UInt32, _ by: UInt32, zoom z: Int, after earlier: GroupCache.Entry?) -> GroupCache.Entry {
+        let (x0, y0, x1, y1) = cells(of: (bx, by, bx, by), zoom: z)
+        let current = blockNodes(bx, by, zoom: z)
+        let nodes = current?.nodes ?? []
+        var grid: Grid?
+        if let earlier {
+            switch changedCells(earlier, nodes: nodes, zoom: z, x0: x0, y0: y0, x1: x1, y1: y1) {
+            case .unchanged:
+                return earlier.restamped(current?.stamp ?? BlockStamp(), nodes: nodes)
+            case let .cells(changed, dirty):
+                grid = earlier.cells.map { patched($0, changed: changed, dirty: dirty, zoom: z, x0: x0, y0: y0, x1: x1) }
+                if grid != nil { groupCache.noteUpdate() }
+            case .many:
+                break
+            }
+        }
+        let cells = grid ?? cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all,
+                                     points: nodes.reduce(0) { $0 + ($1?.aggregate.count ?? 0) })
+        let items = formItems(cells, zoom: z, filter: .all)
+        let edges = edgeItems(items, range: items.features.indices, block: (bx, by), zoom: z)
+        let points = cells.cells.reduce(0) { $0 + $1.aggregate.count }
+        let keepsCells = points >= Self.pointsPerCellToKeepCells * cells.cells.count
+        return GroupCache.Entry(stamp: current?.stamp ?? BlockStamp(), items: items, edges: edges,
+                                cells: keepsCells ? cells : nil, nodes: nodes)
+    }
+
+    /// The cells of a block whose points changed since an entry was kept.
+    enum CellChanges {
+        case unchanged
+        /// These cells, and by position in the block whether each is one of them.
+        case cells([(x: UInt32, y: UInt32)], dirty: [Bool])
+        /// More than ``mostCellsToUpdate``, or not known.
+        case many
+    }
+
+    /// Points per cell from which a kept block keeps its cells' totals too.
+    static let pointsPerCellToKeepCells = 16
+
+    /// Most cells gathered again to update a block's totals; beyond it they are all gathered.
+    static let mostCellsToUpdate = 32
+
+    /// The cells of the block `x0...x1` x `y0...y1` at zoom `z` that the quadtree nodes
+    /// changed since `earlier` was kept touch (`nodes` now against `earlier.nodes`).
+    func changedCells(_ earlier: GroupCache.Entry, nodes: [QuadNode?], zoom z: Int,
+                      x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32) -> CellChanges {
+        guard !earlier.nodes.isEmpty, earlier.nodes.count == nodes.count else { return .many }
+        let level = grid.level(zoom: z), span = UInt64(grid.span)
+        let (sx0, sx1) = grid.subRange(x0, x1, zoom: z), (sy0, sy1) = grid.subRange(y0, y1, zoom: z)
+        let width = Int(x1 - x0) + 1
+        var dirty = [Bool](repeating: false, count: width * (Int(y1 - y0) + 1))
+        var changed: [(x: UInt32, y: UInt32)] = []
+        let complete = Self.forEachChange(from: earlier.nodes, to: nodes) { node in
+            // The block's cells that the node's cell meets.
+            guard let r = Self.subCells(of: node, level: level, within: (sx0, sy0, sx1, sy1)) else { return true }
+            for cy in (r.y0 / span)...(r.y1 / span) {
+                for cx in (r.x0 / span)...(r.x1 / span) {
+                    let k = Int(cy - UInt64(y0)) * width + Int(cx - UInt64(x0))
+                    guard !dirty[k] else { continue }
+                    dirty[k] = true
+                    changed.append((UInt32(cx), UInt32(cy)))
+                    if changed.count > Self.mostCellsToUpdate { return false }
+                }
+            }
+            return true
+        }
+        if !complete { return .many }
+        return changed.isEmpty ? .unchanged : .cells(changed, dirty: dirty)
+    }
+
+    /// The sub-cells of `level` that a node's cell and the range `within` (of that level)
+    /// share, `nil` when they share none.
+    static func subCells(of node: QuadNode, level: Int, within range: (UInt32, UInt32, UInt32, UInt32))
+        -> (x0: UInt64, y0: UInt64, x1: UInt64, y1: UInt64)? {
+        var nx0: UInt64, ny0: UInt64, nx1: UInt64, ny1: UInt64
+        if node.level >= level {
+            nx0 = UInt64(QuadNode.cell(node.qx, level: level))
+            ny0 = UInt64(QuadNode.cell(node.qy, level: level))
+            nx1 = nx0
+            ny1 = ny0
+        } else {
+            let shift = UInt64(level - node.level)
+            nx0 = UInt64(QuadNode.cell(node.qx, level: node.level)) << shift
+            ny0 = UInt64(QuadNode.cell(node.qy, level: node.level)) << shift
+            nx1 = nx0 + (UInt64(1) << shift) - 1
+            ny1 = ny0 + (UInt64(1) << shift) - 1
+        }
+        nx0 = max(nx0, UInt64(range.0))
+        ny0 = max(ny0, UInt64(range.1))
+        nx1 = min(nx1, UInt64(range.2))
+        ny1 = min(ny1, UInt64(range.3))
+        return nx0 <= nx1 && ny0 <= ny1 ? (nx0, ny0, nx1, ny1) : nil
+    }
+
+    /// Calls `body` with the nodes of two versions of the same quadtree nodes (`old[k]`
+    /// and `new[k]`) whose points differ, in either version: together they hold every
+    /// point added, removed or changed. Two nodes of one stamp hold the same points; two
+    /// inner nodes of one cell differ only in their children, matched by cell; any other
+    /// pair differs wherever either has points. `body` returns false to stop the walk, and
+    /// the walk then returns false.
+    static func forEachChange(from old: [QuadNode?], to new: [QuadNode?], _ body: (QuadNode) -> Bool) -> Bool {
+        func compare(_ a: QuadNode?, _ b: QuadNode?) -> Bool {
+            if let a, let b {
+                if a.stamp == b.stamp { return true }
+                if !a.isLeaf, !b.isLeaf, a.level == b.level,
+                   QuadNode.cell(a.qx, level: a.level) == QuadNode.cell(b.qx, level: b.level),
+                   QuadNode.cell(a.qy, level: a.level) == QuadNode.cell(b.qy, level: b.level) {
+                    var matched = [Bool](repeating: false, count: b.children.count)
+                    for child in a.children {
+                        if let j = b.children.indices.first(where: { j in
+                            !matched[j] && b.children[j].level == child.level
+                                && QuadNode.cell(b.children[j].qx, level: child.level) == QuadNode.cell(child.qx, level: child.level)
+                                && QuadNode.cell(b.children[j].qy, level: child.level) == QuadNode.cell(child.qy, level: child.level)
+                        }) {
+                            matched[j] = true
+                            guard compare(child, b.children[j]) else { return false }
+                        } else {
+                            guard body(child) else { return false }
+                        }
+                    }
+                    for j in b.children.indices where !matched[j] {
+                        guard body(b.children[j]) else { return false }
+                    }
+                    return true
+                }
+            }
+            if let a, !body(a) { return false }
+            if let b, !body(b) { return false }
+            return true
+        }
+        for k in old.indices where k < new.count {
+            guard compare(old[k], new[k]) else { return false }
+        }
+        return old.count == new.count
+    }
+
+    /// A block's cells' totals after changes: those of `old`, with the `changed` cells
+    /// (`dirty` by position in the block) gathered again.
+    func patched(_ old: Grid, changed: [(x: UInt32, y: UInt32)], dirty: [Bool], zoom z: Int,
+                 x0: UInt32, y0: UInt32, x1: UInt32) -> Grid {
+        let width = Int(x1 - x0) + 1
+        var contributions: [Contribution] = []
+        for cell in changed {
+            collect(zoom: z, x0: cell.x, y0: cell.y, x1: cell.x, y1: cell.y, filter: .all, into: &contributions)
+        }
+        let fresh = fold(contributions)
+        // The kept cells outside the changed ones and the fresh cells, by row, then column.
+        var result = Grid(cells: [], histogram: [])
+        result.cells.reserveCapacity(old.cells.count + fresh.cells.count)
+        func append(_ cell: GridCell, of source: Grid) {
+            var cell = cell
+            result.append(&cell, histogram: source.histogram[cell.histogramStart..<cell.histogramEnd])
+        }
+        var i = 0, j = 0
+        while i < old.cells.count || j < fresh.cells.count {
+            let takeOld: Bool
+            if i == old.cells.count {
+                takeOld = false
+            } else if j == fresh.cells.count {
+                takeOld = true
+            } else {
+                takeOld = (old.cells[i].y, old.cells[i].x) < (fresh.cells[j].y, fresh.cells[j].x)
+            }
+            if takeOld {
+                let cell = old.cells[i]
+                i += 1
+                if !dirty[Int(cell.y - y0) * width + Int(cell.x - x0)] { append(cell, of: old) }
+            } else {
+                append(fresh.cells[j], of: fresh)
+                j += 1
+            }
+        }
+        result.index()
+        return result
+    }
+
     /// The items of one block's groups under a filter.
     func formBlock(_ bx: UInt32, _ by: UInt32, zoom z: Int, filter: LiveFilter) -> Items {
-        var contributions: [Contribution] = []
         let (x0, y0, x1, y1) = cells(of: (bx, by, bx, by), zoom: z)
-        collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
-        return formItems(contributions, zoom: z, filter: filter)
+        return formItems(cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter), zoom: z, filter: filter)
     }
 
     /// Half the radius in projected units at a zoom: items closer than this are crowded.
@@ -208,6 +384,24 @@ extension LiveClusterIndex {
         guard let stamp = blockStamp(around: bx, by, reach: 2, zoom: z) else { return nil }
         let key = 1 << 63 | UInt64(z) << 48 | UInt64(bx) << 24 | UInt64(by)
         if let kept = groupCache.entry(key, stamp: stamp) { return kept }
+        // The stamp is of nodes that may reach well beyond the 5 x 5 blocks: when no point
+        // of those blocks changed, the items hold.
+        let nodes = blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? []
+        if let earlier = groupCache.latest(key), !earlier.nodes.isEmpty {
+            let level = grid.level(zoom: z)
+            let last = UInt32(blocksPerSide(zoom: z) - 1)
+            let (x0, y0, _, _) = cells(of: (bx > 2 ? bx - 2 : 0, by > 2 ? by - 2 : 0, bx, by), zoom: z)
+            let (_, _, x1, y1) = cells(of: (bx, by, min(last, bx + 2), min(last, by + 2)), zoom: z)
+            let (sx0, sx1) = grid.subRange(x0, x1, zoom: z), (sy0, sy1) = grid.subRange(y0, y1, zoom: z)
+            let unchanged = Self.forEachChange(from: earlier.nodes, to: nodes) { node in
+                Self.subCells(of: node, level: level, within: (sx0, sy0, sx1, sy1)) == nil
+            }
+            if unchanged {
+                let entry = earlier.restamped(stamp, nodes: nodes)
+                groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
+                return entry
+            }
+        }
         let code = BulkBuilder.zOrder(bx, by)
         var own = Items(), winners = Items(), foreign = Items()
         var foreignBlocks: [UInt64] = []
@@ -229,7 +423,8 @@ extension LiveClusterIndex {
         let mergedStart = own.features.count
         for i in winners.features.indices { own.append(i, of: winners) }
         for i in foreign.features.indices { own.append(i, of: foreign) }
-        let entry = GroupCache.Entry(stamp: stamp, items: own, mergedStart: mergedStart, foreignBlocks: foreignBlocks)
+        let entry = GroupCache.Entry(stamp: stamp, items: own, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
+                                     nodes: nodes)
         groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
         return entry
     }
@@ -361,6 +556,20 @@ extension LiveClusterIndex {
 // MARK: Preparing the first look
 
 extension LiveClusterIndex {
+    /// The cells of a grid, block by block (by Z-order code), each block's in a grid of its own.
+    static func cellsByBlock(_ grid: Grid) -> [UInt64: Grid] {
+        let shift = UInt32(blockShift)
+        var blocks: [UInt64: Grid] = [:]
+        for cell in grid.cells {
+            let code = BulkBuilder.zOrder(cell.x >> shift, cell.y >> shift)
+            var cell = cell
+            let histogram = grid.histogram[cell.histogramStart..<cell.histogramEnd]
+            blocks[code, default: Grid(cells: [], histogram: [])].append(&cell, histogram: histogram)
+        }
+        for code in blocks.keys { blocks[code]?.index() }
+        return blocks
+    }
+
     /// The kept-groups key of a block at a zoom.
     static func groupKey(zoom z: Int, _ bx: UInt32, _ by: UInt32) -> UInt64 {
         UInt64(z) << 48 | UInt64(bx) << 24 | UInt64(by)
@@ -382,24 +591,29 @@ extension LiveClusterIndex {
             let last = UInt32(blocksPerSide(zoom: z) - 1)
             let world = (UInt32(0), UInt32(0), last, last)
             let (x0, y0, x1, y1) = cells(of: world, zoom: z)
-            var contributions: [Contribution] = []
-            collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, into: &contributions)
-            let items = formItems(contributions, zoom: z, filter: .all)
-            // Kept twice: the blocks' groups, and their items after the merges.
-            guard used + 2 * items.features.count <= fullBudget / 2 else { break }
-            used += 2 * items.features.count
+            let grid = cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all)
+            let items = formItems(grid, zoom: z, filter: .all)
+            // The cells' totals kept with the groups of blocks of many points per cell.
+            let cellsByBlock = Self.cellsByBlock(grid).filter { _, cells in
+                cells.cells.reduce(0) { $0 + $1.aggregate.count } >= Self.pointsPerCellToKeepCells * cells.cells.count
+            }
+            let keptCells = cellsByBlock.values.reduce(0) { $0 + $1.cells.count }
+            // Items kept twice: the blocks' groups, and their items after the merges.
+            guard used + 2 * items.features.count + keptCells <= fullBudget / 2 else { break }
+            used += 2 * items.features.count + keptCells
             var store = BlockStore(zoom: z, filter: .all, keeps: true)
             store.fill(items, formed: world, index: self)
             let codes = store.blocks.keys.sorted()
             for code in codes {
                 guard let block = store.blocks[code] ?? nil else { continue }
                 let (bx, by) = BulkBuilder.position(code)
-                guard let stamp = blockStamp(bx, by, zoom: z) else { continue }
+                guard let (stamp, nodes) = blockNodes(bx, by, zoom: z) else { continue }
                 var own = Items()
                 own.reserve(block.range.count)
                 for i in block.range { own.append(i, of: block.items) }
                 let edges = block.edges.map { $0 - block.range.lowerBound }
-                groupCache.keep(GroupCache.Entry(stamp: stamp, items: own, edges: edges),
+                groupCache.keep(GroupCache.Entry(stamp: stamp, items: own, edges: edges, cells: cellsByBlock[code],
+                                                 nodes: nodes),
                                 for: Self.groupKey(zoom: z, bx, by), budget: fullBudget)
             }
             for code in codes {

@@ -14,7 +14,7 @@ extension LiveClusterIndex {
     /// Appends the items whose positions lie in `rect` (projected units) at zoom `z`.
     func appendClusters(in rect: UnitRect, zoom z: Int, filter: LiveFilter, into answer: inout LiveAnswer) {
         if z > options.maxZoom {
-            let level = min(32, options.grid.level(zoom: options.maxZoom) + 1)
+            let level = min(32, grid.level(zoom: options.maxZoom) + 1)
             let (x0, y0, x1, y1) = cellRange(rect, level: level)
             forEachPoint(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { entry in
                 if rect.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) {
@@ -24,7 +24,6 @@ extension LiveClusterIndex {
             }
             return
         }
-        let grid = options.grid
         let (cx0, cx1) = grid.cellRange(rect.minX, rect.maxX, zoom: z)
         let (cy0, cy1) = grid.cellRange(rect.minY, rect.maxY, zoom: z)
         let shift = UInt32(Self.blockShift)
@@ -49,21 +48,16 @@ extension LiveClusterIndex {
             let ring = (blocks.0 == 0 ? 0 : blocks.0 - 1, blocks.1 == 0 ? 0 : blocks.1 - 1,
                         min(last, blocks.2 + 1), min(last, blocks.3 + 1))
             let (x0, y0, x1, y1) = cells(of: ring, zoom: z)
-            var contributions: [Contribution] = []
-            // About one contribution per cell of a viewport's range (a world query at a deep
-            // zoom has billions of cells, mostly empty: there the array grows as it fills).
-            contributions.reserveCapacity(min(Int(x1 - x0 + 1) * Int(y1 - y0 + 1), 4_096))
-            collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
-            store.fill(formItems(contributions, zoom: z, filter: filter), formed: ring, index: self)
+            store.fill(formItems(cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter), zoom: z, filter: filter),
+                       formed: ring, index: self)
         }
         appendResolved(blocks, within: rect, store: &store, into: &answer)
     }
 
-    /// The items of the groups that `contributions` (per-cell totals at zoom `z`) form:
+    /// The items of the groups that the cells of `grid` (their totals at zoom `z`) form:
     /// block by block along the Z-order curve, as unfiltered queries visit the blocks, and
     /// within a block in the order the groups formed.
-    func formItems(_ contributions: [Contribution], zoom z: Int, filter: LiveFilter) -> Items {
-        let grid = fold(contributions)
+    func formItems(_ grid: Grid, zoom z: Int, filter: LiveFilter) -> Items {
         let groups = group(grid, zoom: z)
         // A cell's block: below level `blockShift` every cell is in block 0 either way.
         let shift = UInt32(Self.blockShift)
@@ -90,14 +84,13 @@ extension LiveClusterIndex {
 
     /// The cells at zoom `z` of a range of blocks, within the world.
     func cells(of blocks: (UInt32, UInt32, UInt32, UInt32), zoom z: Int) -> (UInt32, UInt32, UInt32, UInt32) {
-        let shift = UInt32(Self.blockShift), last = UInt32(options.grid.cellsPerSide(zoom: z) - 1)
+        let shift = UInt32(Self.blockShift), last = UInt32(grid.cellsPerSide(zoom: z) - 1)
         return (blocks.0 << shift, blocks.1 << shift,
                 min(last, blocks.2 << shift | (1 << shift - 1)), min(last, blocks.3 << shift | (1 << shift - 1)))
     }
 
     /// The projected rect a block covers (up to the world's edge).
     func blockRect(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> UnitRect {
-        let grid = options.grid
         let side = Double(UInt64(1) << UInt64(grid.level(zoom: z)))
         let width = Double(grid.span << Self.blockShift)
         return UnitRect(minX: Double(bx) * width / side, minY: Double(by) * width / side,
@@ -110,7 +103,7 @@ extension LiveClusterIndex {
 
     /// Blocks across the world at a zoom.
     func blocksPerSide(zoom z: Int) -> Int {
-        (options.grid.cellsPerSide(zoom: z) + (1 << Self.blockShift) - 1) >> Self.blockShift
+        (grid.cellsPerSide(zoom: z) + (1 << Self.blockShift) - 1) >> Self.blockShift
     }
 
     /// The stamp of a block's points at zoom `z`, `nil` when no node holds points there:
@@ -125,7 +118,22 @@ extension LiveClusterIndex {
     /// The stamp of the points of the blocks within `reach` blocks of `(bx, by)` (a square
     /// `2 reach + 1` blocks wide), as ``blockStamp(_:_:zoom:)`` for one block.
     func blockStamp(around bx: UInt32, _ by: UInt32, reach: Int, zoom z: Int) -> BlockStamp? {
-        let grid = options.grid
+        blockStamp(around: bx, by, reach: reach, zoom: z, nodes: false)?.stamp
+    }
+
+    /// The stamp of a block's points, as ``blockStamp(_:_:zoom:)``, with the nodes whose
+    /// stamps it holds (in its order, `nil` for a stamp of 0).
+    func blockNodes(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> (stamp: BlockStamp, nodes: [QuadNode?])? {
+        blockStamp(around: bx, by, reach: 0, zoom: z, nodes: true)
+    }
+
+    /// ``blockStamp(around:_:reach:zoom:)`` with the nodes whose stamps it holds.
+    func blockNodes(around bx: UInt32, _ by: UInt32, reach: Int, zoom z: Int) -> (stamp: BlockStamp, nodes: [QuadNode?])? {
+        blockStamp(around: bx, by, reach: reach, zoom: z, nodes: true)
+    }
+
+    private func blockStamp(around bx: UInt32, _ by: UInt32, reach: Int, zoom z: Int,
+                            nodes keepsNodes: Bool) -> (stamp: BlockStamp, nodes: [QuadNode?])? {
         let level = grid.level(zoom: z)
         let blockWidth = UInt64(grid.span) << UInt64(Self.blockShift)
         let width = blockWidth * UInt64(2 * reach + 1)
@@ -140,26 +148,29 @@ extension LiveClusterIndex {
         let sx1 = min(lastSub, cx0 + blockWidth + reachWidth - 1), sy1 = min(lastSub, cy0 + blockWidth + reachWidth - 1)
         let shift = UInt64(level - stampLevel)
         var stamp = BlockStamp()
+        var nodes: [QuadNode?] = []
         withUnsafePointer(to: combined) { root in
             var k = 0
             for ny in (sy0 >> shift)...(sy1 >> shift) {
                 for nx in (sx0 >> shift)...(sx1 >> shift) {
-                    stamp.set(k, Self.stamp(root, level: stampLevel, x: UInt32(nx), y: UInt32(ny)))
+                    let node = Self.stampNode(root, level: stampLevel, x: UInt32(nx), y: UInt32(ny))
+                    stamp.set(k, node?.pointee.stamp ?? 0)
+                    if keepsNodes { nodes.append(node?.pointee) }
                     k += 1
                 }
             }
         }
-        return stamp.isEmpty ? nil : stamp
+        return stamp.isEmpty ? nil : (stamp, nodes)
     }
 
-    /// The stamp of the node that holds the points of cell `(x, y)` of `level`: the
-    /// cell's node, the only node inside it, or a leaf above it; 0 when none holds points.
-    static func stamp(_ root: UnsafePointer<QuadNode>, level: Int, x: UInt32, y: UInt32) -> UInt64 {
+    /// The node that holds the points of cell `(x, y)` of `level`: the cell's node, the
+    /// only node inside it, or a leaf above it; `nil` when none holds points.
+    static func stampNode(_ root: UnsafePointer<QuadNode>, level: Int, x: UInt32, y: UInt32) -> UnsafePointer<QuadNode>? {
         var node = root
         while true {
             guard node.pointee.aggregate.count > 0,
-                  node.pointee.overlaps(level: level, x0: x, y0: y, x1: x, y1: y) else { return 0 }
-            if node.pointee.level >= level || node.pointee.isLeaf { return node.pointee.stamp }
+                  node.pointee.overlaps(level: level, x0: x, y0: y, x1: x, y1: y) else { return nil }
+            if node.pointee.level >= level || node.pointee.isLeaf { return node }
             var next: UnsafePointer<QuadNode>?
             node.pointee.children.withUnsafeBufferPointer { children in
                 for i in children.indices
@@ -168,7 +179,7 @@ extension LiveClusterIndex {
                     break
                 }
             }
-            guard let next else { return 0 }
+            guard let next else { return nil }
             node = next
         }
     }
@@ -198,7 +209,7 @@ extension LiveClusterIndex {
 
     /// A non-empty grid cell with its totals; its partition counts are
     /// `histogram[histogramStart..<histogramEnd]`.
-    struct GridCell {
+    struct GridCell: Sendable {
         var x: UInt32
         var y: UInt32
         var aggregate: NodeAggregate
@@ -209,7 +220,7 @@ extension LiveClusterIndex {
         var histogramEnd: Int
     }
 
-    struct Grid {
+    struct Grid: Sendable {
         /// Cells by row, then column.
         var cells: [GridCell]
         var histogram: [PartitionTotal]
@@ -222,6 +233,15 @@ extension LiveClusterIndex {
         var minX = 0, minY = 0, stride = 0
         /// Table offsets of the 8 neighbours, in mask-bit order.
         var neighbourDeltas: [Int] = []
+
+        /// Appends a cell (after the cells before it by row, then column) with its
+        /// partition counts, taken from another grid.
+        mutating func append(_ cell: inout GridCell, histogram counts: ArraySlice<PartitionTotal>) {
+            cell.histogramStart = histogram.count
+            histogram.append(contentsOf: counts)
+            cell.histogramEnd = histogram.count
+            cells.append(cell)
+        }
 
         /// Builds the lookup table when the cells' range holds at most a few times as
         /// many positions as there are cells.
@@ -293,7 +313,6 @@ extension LiveClusterIndex {
     /// filter's partitions.
     func collect(zoom z: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
                  into contributions: inout [Contribution]) {
-        let grid = options.grid
         let last = UInt32(grid.cellsPerSide(zoom: z) - 1)
         guard x0 <= last, y0 <= last else { return }
         let (sx0, sx1) = grid.subRange(x0, min(x1, last), zoom: z), (sy0, sy1) = grid.subRange(y0, min(y1, last), zoom: z)
@@ -409,6 +428,132 @@ extension LiveClusterIndex {
             for i in children.indices {
                 collect(children.baseAddress! + i, level: level, span: span, x0: x0, y0: y0, x1: x1, y1: y1,
                         filter: filter, partition: partition, into: &contributions)
+            }
+        }
+    }
+
+    /// The totals per grid cell at zoom `z` of the points in the cells `x0...x1` x
+    /// `y0...y1` that pass `filter`, as ``fold(_:)`` of ``collect(zoom:x0:y0:x1:y1:filter:into:)``
+    /// makes them. Without partition counts or a filter that tests points, and for a
+    /// range of at most ``denseCellLimit`` cells (a block, a low zoom's world), the totals
+    /// are summed in a table of the range's cells as the walk finds them: one addition
+    /// per node or point instead of a contribution each, sorted into cells afterwards.
+    /// `points`, when given, bounds the points in the range from above: a table for far
+    /// fewer points than cells would cost more than it saves.
+    func cellGrid(zoom z: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,
+                  points: Int? = nil) -> Grid {
+        let last = UInt32(grid.cellsPerSide(zoom: z) - 1)
+        guard x0 <= last, y0 <= last, x0 <= x1, y0 <= y1 else { return Grid(cells: [], histogram: []) }
+        let cx1 = min(x1, last), cy1 = min(y1, last)
+        let width = Int(cx1 - x0) + 1, height = Int(cy1 - y0) + 1
+        guard !partitioned, filter.partitions == nil, !filter.testsPoints, width * height <= Self.denseCellLimit,
+              (points ?? Int.max) >= width * height / 4 else {
+            var contributions: [Contribution] = []
+            collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
+            return fold(contributions)
+        }
+        var table = DenseCells(x0: x0, y0: y0, width: width, height: height)
+        let (sx0, sx1) = grid.subRange(x0, cx1, zoom: z), (sy0, sy1) = grid.subRange(y0, cy1, zoom: z)
+        let level = grid.level(zoom: z), span = UInt32(grid.span)
+        withUnsafePointer(to: combined) { root in
+            Self.accumulate(root, level: level, span: span, x0: sx0, y0: sy0, x1: sx1, y1: sy1, into: &table)
+        }
+        var result = Grid(cells: [], histogram: [])
+        result.cells.reserveCapacity(table.filled)
+        for k in table.aggregates.indices where table.aggregates[k].count > 0 {
+            result.cells.append(GridCell(x: x0 + UInt32(k % width), y: y0 + UInt32(k / width),
+                                         aggregate: table.aggregates[k], slot: table.slots[k],
+                                         coordinate: table.coordinates[k], histogramStart: 0, histogramEnd: 0))
+        }
+        result.index()
+        return result
+    }
+
+    /// Largest range of grid cells whose totals ``cellGrid(zoom:x0:y0:x1:y1:filter:)``
+    /// sums in a table.
+    static let denseCellLimit = 65_536
+
+    /// Totals per grid cell of a range, row by row; a cell's slot and coordinate are those
+    /// of its first point, read when it has one point only.
+    struct DenseCells {
+        let x0: UInt32, y0: UInt32, width: Int, height: Int
+        var aggregates: [NodeAggregate]
+        var slots: [UInt32]
+        var coordinates: [Coordinate]
+        var filled = 0
+
+        init(x0: UInt32, y0: UInt32, width: Int, height: Int) {
+            self.x0 = x0
+            self.y0 = y0
+            self.width = width
+            self.height = height
+            aggregates = Array(repeating: NodeAggregate(), count: width * height)
+            slots = Array(repeating: UInt32.max, count: width * height)
+            coordinates = Array(repeating: Coordinate(longitude: 0, latitude: 0), count: width * height)
+        }
+
+        /// The table position of grid cell `(cx, cy)`, `nil` outside the range.
+        @inline(__always)
+        func position(_ cx: UInt32, _ cy: UInt32) -> Int? {
+            guard cx >= x0, cy >= y0 else { return nil }
+            let dx = Int(cx - x0), dy = Int(cy - y0)
+            guard dx < width, dy < height else { return nil }
+            return dy * width + dx
+        }
+
+        @inline(__always)
+        mutating func add(_ k: Int, _ aggregate: NodeAggregate, slot: UInt32, coordinate: Coordinate) {
+            if aggregates[k].count == 0 {
+                filled += 1
+                slots[k] = slot
+                coordinates[k] = coordinate
+            }
+            aggregates[k].add(aggregate)
+        }
+    }
+
+    /// The walk of ``cellGrid(zoom:x0:y0:x1:y1:filter:)`` for the unfiltered points of an
+    /// index without partition counts: ``collect(_:level:span:x0:y0:x1:y1:filter:partition:into:)``'s
+    /// walk, adding to the table where that one appends contributions.
+    private static func accumulate(_ node: UnsafePointer<QuadNode>, level: Int, span: UInt32, x0: UInt32, y0: UInt32,
+                                   x1: UInt32, y1: UInt32, into table: inout DenseCells) {
+        guard node.pointee.aggregate.count > 0,
+              node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
+        var whole: (x: UInt32, y: UInt32)?
+        if node.pointee.level >= level {
+            whole = (QuadNode.cell(node.pointee.qx, level: level) / span, QuadNode.cell(node.pointee.qy, level: level) / span)
+        } else if span > 1 {
+            let shift = UInt64(level - node.pointee.level)
+            let nx0 = UInt64(QuadNode.cell(node.pointee.qx, level: node.pointee.level)) << shift
+            let ny0 = UInt64(QuadNode.cell(node.pointee.qy, level: node.pointee.level)) << shift
+            let end = (UInt64(1) << shift) - 1, w = UInt64(span)
+            if nx0 / w == (nx0 + end) / w, ny0 / w == (ny0 + end) / w {
+                whole = (UInt32(nx0 / w), UInt32(ny0 / w))
+            }
+        }
+        if let (cx, cy) = whole {
+            // A node inside one grid cell that meets the range lies in a cell of the range.
+            guard let k = table.position(cx, cy) else { return }
+            let aggregate = node.pointee.aggregate
+            let single = aggregate.count == 1 ? node.pointee.firstEntry : nil
+            table.add(k, aggregate, slot: single?.slot ?? UInt32.max,
+                      coordinate: single?.coordinate ?? Coordinate(longitude: 0, latitude: 0))
+            return
+        }
+        if node.pointee.isLeaf {
+            for entry in node.pointee.entries {
+                let sx = QuadNode.cell(entry.qx, level: level), sy = QuadNode.cell(entry.qy, level: level)
+                guard sx >= x0, sx <= x1, sy >= y0, sy <= y1, let k = table.position(sx / span, sy / span) else { continue }
+                var aggregate = NodeAggregate()
+                aggregate.add(entry)
+                table.add(k, aggregate, slot: entry.slot, coordinate: entry.coordinate)
+            }
+            return
+        }
+        node.pointee.children.withUnsafeBufferPointer { children in
+            for i in children.indices {
+                accumulate(children.baseAddress! + i, level: level, span: span, x0: x0, y0: y0, x1: x1, y1: y1,
+                           into: &table)
             }
         }
     }

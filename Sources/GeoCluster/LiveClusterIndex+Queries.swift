@@ -172,7 +172,7 @@ extension LiveClusterIndex {
         let zoom = id >> 48
         guard zoom >= options.minZoom, zoom <= options.maxZoom else { throw .unknownCluster(id: id) }
         let x = Int((id >> 28) & 0xFFFFF), y = Int((id >> 8) & 0xFFFFF)
-        let side = options.grid.cellsPerSide(zoom: zoom)
+        let side = grid.cellsPerSide(zoom: zoom)
         guard x < side, y < side else { throw .unknownCluster(id: id) }
         var members: [(x: UInt32, y: UInt32)] = [(UInt32(x), UInt32(y))]
         for (bit, offset) in Self.neighbourOffsets.enumerated() where id & (1 << bit) != 0 {

@@ -4,7 +4,7 @@ extension LiveClusterIndex {
     /// quadtree order (tree by tree when the filter picks partitions). A box crossing the
     /// antimeridian gives its eastern part first.
     public func points(in bbox: BoundingBox, filter: LiveFilter = .all) -> [Int] {
-        let level = min(32, options.grid.level(zoom: options.maxZoom) + 1)
+        let level = min(32, grid.level(zoom: options.maxZoom) + 1)
         var slots: [Int] = []
         for span in bbox.spans {
             let rect = UnitRect(minX: WebMercator.x(longitude: span.west), minY: WebMercator.y(latitude: span.north),
@@ -26,7 +26,6 @@ extension LiveClusterIndex {
     /// Points that pass in one grid cell at a zoom, partition by partition in quadtree
     /// order; `body` returns false to stop.
     func forEachPoint(zoom: Int, cx: UInt32, cy: UInt32, filter: LiveFilter, _ body: (LeafEntry) -> Bool) {
-        let grid = options.grid
         guard Int(max(cx, cy)) < grid.cellsPerSide(zoom: zoom) else { return }
         let (x0, x1) = grid.subRange(cx, cx, zoom: zoom), (y0, y1) = grid.subRange(cy, cy, zoom: zoom)
         forEachPoint(level: grid.level(zoom: zoom), x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, body)

@@ -20,6 +20,8 @@
 /// into it. A cluster whose cells did not change keeps its id across unrelated updates.
 public struct LiveClusterIndex: Sendable {
     public let options: LiveClusterOptions
+    /// `options.grid`, worked out once.
+    let grid: LiveGrid
     /// Whether points are also kept in one quadtree per partition, so that a query for a
     /// few partitions (species, categories) visits only their trees.
     public let partitioned: Bool
@@ -51,6 +53,7 @@ public struct LiveClusterIndex: Sendable {
     public init(options: LiveClusterOptions = LiveClusterOptions(), partitioned: Bool = false) throws(GeoClusterError) {
         try options.validate()
         self.options = options
+        grid = options.grid
         self.partitioned = partitioned
     }
 

@@ -120,6 +120,41 @@ struct LiveClusterViewTests {
         }
     }
 
+    /// One change at a time where the points are dense: a kept block whose cells hold
+    /// several points each is formed again from its kept cells' totals with only the cells
+    /// of the changed quadtree nodes gathered again, and answers as groups formed afresh.
+    @Test(arguments: [false, true])
+    func blocksFormedFromKeptTotalsAnswerAsFreshOnes(partitioned: Bool) throws {
+        var index = try Self.index(seed: 9, count: 3_000, partitioned: partitioned)
+        var random = SeededRandom(seed: 90)
+        var views: [(BoundingBox, Int)] = []
+        for zoom in Self.options.minZoom...Self.options.maxZoom {
+            views.append((try Self.randomBox(&random, zoom: zoom), zoom))
+        }
+        let fresh = LiveFilter(predicate: { _ in true })
+        for round in 0..<60 {
+            // Inserts, moves within a hotspot or out of it, and removes.
+            let slot = Int(random.next() % UInt64(index.slotCount))
+            var point = LiveClusterIndexTests.randomPoint(&random)
+            if round % 2 == 0, let near = index.point(at: Int(random.next() % UInt64(index.slotCount))) {
+                point.coordinate = Coordinate(longitude: near.coordinate.longitude + random.between(-0.002, 0.002),
+                                              latitude: near.coordinate.latitude + random.between(-0.002, 0.002))
+            }
+            switch round % 3 {
+            case 0: try index.insert(point, slot: index.slotCount)
+            case 1: if index.point(at: slot) != nil { try index.update(point, slot: slot) }
+            default: index.remove(slot: slot)
+            }
+            for (box, zoom) in views {
+                let kept = Self.items(try index.clusters(in: box, zoom: Double(zoom)))
+                let formed = Self.items(try index.clusters(in: box, zoom: Double(zoom), filter: fresh))
+                #expect(kept == formed, "round \(round), zoom \(zoom)")
+            }
+        }
+        print("blocks formed from kept totals: \(index.groupCache.updates)")
+        #expect(index.groupCache.updates > 100)
+    }
+
     /// A prepared index keeps the first zooms' blocks before any query and answers every
     /// view as an index that forms its blocks on first use, also after a change.
     @Test func aPreparedIndexAnswersAsOneThatFormsItsBlocks() throws {
