@@ -158,9 +158,11 @@ extension LiveClusterIndex {
         let width = Int(x1 - x0) + 1
         var dirty = [Bool](repeating: false, count: width * (Int(y1 - y0) + 1))
         var changed: [(x: UInt32, y: UInt32)] = []
-        let complete = Self.forEachChange(from: earlier.nodes, to: nodes) { node in
+        let complete = Self.forEachChange(from: earlier.nodes, to: nodes) { nodeLevel, qx, qy in
             // The block's cells that the node's cell meets.
-            guard let r = Self.subCells(of: node, level: level, within: (sx0, sy0, sx1, sy1)) else { return true }
+            guard let r = Self.subCells(level: nodeLevel, qx, qy, of: level, within: (sx0, sy0, sx1, sy1)) else {
+                return true
+            }
             for cy in (r.y0 / span)...(r.y1 / span) {
                 for cx in (r.x0 / span)...(r.x1 / span) {
                     let k = Int(cy - UInt64(y0)) * width + Int(cx - UInt64(x0))
@@ -176,20 +178,20 @@ extension LiveClusterIndex {
         return changed.isEmpty ? .unchanged : .cells(changed, dirty: dirty)
     }
 
-    /// The sub-cells of `level` that a node's cell and the range `within` (of that level)
-    /// share, `nil` when they share none.
-    static func subCells(of node: QuadNode, level: Int, within range: (UInt32, UInt32, UInt32, UInt32))
-        -> (x0: UInt64, y0: UInt64, x1: UInt64, y1: UInt64)? {
+    /// The sub-cells of `level` that a node's cell (at `nodeLevel`, holding `(qx, qy)`)
+    /// and the range `within` (of `level`) share, `nil` when they share none.
+    static func subCells(level nodeLevel: Int, _ qx: UInt32, _ qy: UInt32, of level: Int,
+                         within range: (UInt32, UInt32, UInt32, UInt32)) -> (x0: UInt64, y0: UInt64, x1: UInt64, y1: UInt64)? {
         var nx0: UInt64, ny0: UInt64, nx1: UInt64, ny1: UInt64
-        if node.level >= level {
-            nx0 = UInt64(QuadNode.cell(node.qx, level: level))
-            ny0 = UInt64(QuadNode.cell(node.qy, level: level))
+        if nodeLevel >= level {
+            nx0 = UInt64(QuadNode.cell(qx, level: level))
+            ny0 = UInt64(QuadNode.cell(qy, level: level))
             nx1 = nx0
             ny1 = ny0
         } else {
-            let shift = UInt64(level - node.level)
-            nx0 = UInt64(QuadNode.cell(node.qx, level: node.level)) << shift
-            ny0 = UInt64(QuadNode.cell(node.qy, level: node.level)) << shift
+            let shift = UInt64(level - nodeLevel)
+            nx0 = UInt64(QuadNode.cell(qx, level: nodeLevel)) << shift
+            ny0 = UInt64(QuadNode.cell(qy, level: nodeLevel)) << shift
             nx1 = nx0 + (UInt64(1) << shift) - 1
             ny1 = ny0 + (UInt64(1) << shift) - 1
         }
@@ -200,46 +202,74 @@ extension LiveClusterIndex {
         return nx0 <= nx1 && ny0 <= ny1 ? (nx0, ny0, nx1, ny1) : nil
     }
 
-    /// Calls `body` with the nodes of two versions of the same quadtree nodes (`old[k]`
-    /// and `new[k]`) whose points differ, in either version: together they hold every
-    /// point added, removed or changed. Two nodes of one stamp hold the same points; two
-    /// inner nodes of one cell differ only in their children, matched by cell; any other
-    /// pair differs wherever either has points. `body` returns false to stop the walk, and
-    /// the walk then returns false.
-    static func forEachChange(from old: [QuadNode?], to new: [QuadNode?], _ body: (QuadNode) -> Bool) -> Bool {
-        func compare(_ a: QuadNode?, _ b: QuadNode?) -> Bool {
+    /// Calls `body` with the cells (level and a position inside) of the nodes of two
+    /// versions of the same quadtree nodes (`old[k]` and `new[k]`) whose points differ,
+    /// in either version: together they hold every point added, removed or changed. Two
+    /// nodes of one stamp hold the same points; two inner nodes of one cell differ only
+    /// in their children, matched by cell; any other pair differs wherever either has
+    /// points. `body` returns false to stop the walk, and the walk then returns false.
+    /// Nodes are read in place (a copy of a node would retain its arrays).
+    static func forEachChange(from old: [QuadNode?], to new: [QuadNode?],
+                              _ body: (_ level: Int, _ qx: UInt32, _ qy: UInt32) -> Bool) -> Bool {
+        func sameCell(_ a: UnsafePointer<QuadNode>, _ b: UnsafePointer<QuadNode>) -> Bool {
+            a.pointee.level == b.pointee.level
+                && QuadNode.cell(a.pointee.qx, level: a.pointee.level) == QuadNode.cell(b.pointee.qx, level: a.pointee.level)
+                && QuadNode.cell(a.pointee.qy, level: a.pointee.level) == QuadNode.cell(b.pointee.qy, level: a.pointee.level)
+        }
+        func changed(_ node: UnsafePointer<QuadNode>) -> Bool {
+            body(node.pointee.level, node.pointee.qx, node.pointee.qy)
+        }
+        func compare(_ a: UnsafePointer<QuadNode>?, _ b: UnsafePointer<QuadNode>?) -> Bool {
             if let a, let b {
-                if a.stamp == b.stamp { return true }
-                if !a.isLeaf, !b.isLeaf, a.level == b.level,
-                   QuadNode.cell(a.qx, level: a.level) == QuadNode.cell(b.qx, level: b.level),
-                   QuadNode.cell(a.qy, level: a.level) == QuadNode.cell(b.qy, level: b.level) {
-                    var matched = [Bool](repeating: false, count: b.children.count)
-                    for child in a.children {
-                        if let j = b.children.indices.first(where: { j in
-                            !matched[j] && b.children[j].level == child.level
-                                && QuadNode.cell(b.children[j].qx, level: child.level) == QuadNode.cell(child.qx, level: child.level)
-                                && QuadNode.cell(b.children[j].qy, level: child.level) == QuadNode.cell(child.qy, level: child.level)
-                        }) {
-                            matched[j] = true
-                            guard compare(child, b.children[j]) else { return false }
-                        } else {
-                            guard body(child) else { return false }
+                if a.pointee.stamp == b.pointee.stamp { return true }
+                if !a.pointee.isLeaf, !b.pointee.isLeaf, sameCell(a, b), b.pointee.children.count <= 64 {
+                    return a.pointee.children.withUnsafeBufferPointer { aChildren in
+                        b.pointee.children.withUnsafeBufferPointer { bChildren in
+                            var matched: UInt64 = 0
+                            for i in aChildren.indices {
+                                let child = aChildren.baseAddress! + i
+                                var match: Int?
+                                for j in bChildren.indices
+                                    where matched & (1 << UInt64(j)) == 0 && sameCell(child, bChildren.baseAddress! + j) {
+                                    match = j
+                                    break
+                                }
+                                if let j = match {
+                                    matched |= 1 << UInt64(j)
+                                    guard compare(child, bChildren.baseAddress! + j) else { return false }
+                                } else {
+                                    guard changed(child) else { return false }
+                                }
+                            }
+                            for j in bChildren.indices where matched & (1 << UInt64(j)) == 0 {
+                                guard changed(bChildren.baseAddress! + j) else { return false }
+                            }
+                            return true
                         }
                     }
-                    for j in b.children.indices where !matched[j] {
-                        guard body(b.children[j]) else { return false }
-                    }
-                    return true
                 }
             }
-            if let a, !body(a) { return false }
-            if let b, !body(b) { return false }
+            if let a, !changed(a) { return false }
+            if let b, !changed(b) { return false }
             return true
         }
-        for k in old.indices where k < new.count {
-            guard compare(old[k], new[k]) else { return false }
+        guard old.count == new.count else { return false }
+        for k in old.indices {
+            // The up to four top nodes are copied; below them, nodes are read in place.
+            let same: Bool
+            switch (old[k], new[k]) {
+            case (nil, nil):
+                same = true
+            case let (a?, nil):
+                same = withUnsafePointer(to: a) { compare($0, nil) }
+            case let (nil, b?):
+                same = withUnsafePointer(to: b) { compare(nil, $0) }
+            case let (a?, b?):
+                same = withUnsafePointer(to: a) { a in withUnsafePointer(to: b) { b in compare(a, b) } }
+            }
+            guard same else { return false }
         }
-        return old.count == new.count
+        return true
     }
 
     /// A block's cells' totals after changes: those of `old`, with the `changed` cells
@@ -393,8 +423,8 @@ extension LiveClusterIndex {
             let (x0, y0, _, _) = cells(of: (bx > 2 ? bx - 2 : 0, by > 2 ? by - 2 : 0, bx, by), zoom: z)
             let (_, _, x1, y1) = cells(of: (bx, by, min(last, bx + 2), min(last, by + 2)), zoom: z)
             let (sx0, sx1) = grid.subRange(x0, x1, zoom: z), (sy0, sy1) = grid.subRange(y0, y1, zoom: z)
-            let unchanged = Self.forEachChange(from: earlier.nodes, to: nodes) { node in
-                Self.subCells(of: node, level: level, within: (sx0, sy0, sx1, sy1)) == nil
+            let unchanged = Self.forEachChange(from: earlier.nodes, to: nodes) { nodeLevel, qx, qy in
+                Self.subCells(level: nodeLevel, qx, qy, of: level, within: (sx0, sy0, sx1, sy1)) == nil
             }
             if unchanged {
                 let entry = earlier.restamped(stamp, nodes: nodes)
