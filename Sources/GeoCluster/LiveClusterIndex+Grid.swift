@@ -364,20 +364,7 @@ extension LiveClusterIndex {
         let node = pointer
         guard node.pointee.aggregate.count > 0,
               node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
-        // The grid cell that holds the whole node, if one does.
-        var whole: (x: UInt32, y: UInt32)?
-        if node.pointee.level >= level {
-            whole = (QuadNode.cell(node.pointee.qx, level: level) / span, QuadNode.cell(node.pointee.qy, level: level) / span)
-        } else if span > 1 {
-            let shift = UInt64(level - node.pointee.level)
-            let nx0 = UInt64(QuadNode.cell(node.pointee.qx, level: node.pointee.level)) << shift
-            let ny0 = UInt64(QuadNode.cell(node.pointee.qy, level: node.pointee.level)) << shift
-            let end = (UInt64(1) << shift) - 1, w = UInt64(span)
-            if nx0 / w == (nx0 + end) / w, ny0 / w == (ny0 + end) / w {
-                whole = (UInt32(nx0 / w), UInt32(ny0 / w))
-            }
-        }
-        if let (cx, cy) = whole {
+        if let (cx, cy) = wholeCell(of: node, level: level, span: span) {
             if !filter.testsPoints {
                 // Slot and coordinate matter only for a single point (it is then shown as itself).
                 let aggregate = node.pointee.aggregate
@@ -512,6 +499,22 @@ extension LiveClusterIndex {
         }
     }
 
+    /// The grid cell (of `span` x `span` quadtree cells of `level`) that holds the whole
+    /// node, if one does.
+    @inline(__always)
+    private static func wholeCell(of node: UnsafePointer<QuadNode>, level: Int, span: UInt32) -> (x: UInt32, y: UInt32)? {
+        if node.pointee.level >= level {
+            return (QuadNode.cell(node.pointee.qx, level: level) / span, QuadNode.cell(node.pointee.qy, level: level) / span)
+        }
+        guard span > 1 else { return nil }
+        let shift = UInt64(level - node.pointee.level)
+        let nx0 = UInt64(QuadNode.cell(node.pointee.qx, level: node.pointee.level)) << shift
+        let ny0 = UInt64(QuadNode.cell(node.pointee.qy, level: node.pointee.level)) << shift
+        let end = (UInt64(1) << shift) - 1, w = UInt64(span)
+        guard nx0 / w == (nx0 + end) / w, ny0 / w == (ny0 + end) / w else { return nil }
+        return (UInt32(nx0 / w), UInt32(ny0 / w))
+    }
+
     /// The walk of ``cellGrid(zoom:x0:y0:x1:y1:filter:)`` for the unfiltered points of an
     /// index without partition counts: ``collect(_:level:span:x0:y0:x1:y1:filter:partition:into:)``'s
     /// walk, adding to the table where that one appends contributions.
@@ -519,19 +522,7 @@ extension LiveClusterIndex {
                                    x1: UInt32, y1: UInt32, into table: inout DenseCells) {
         guard node.pointee.aggregate.count > 0,
               node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
-        var whole: (x: UInt32, y: UInt32)?
-        if node.pointee.level >= level {
-            whole = (QuadNode.cell(node.pointee.qx, level: level) / span, QuadNode.cell(node.pointee.qy, level: level) / span)
-        } else if span > 1 {
-            let shift = UInt64(level - node.pointee.level)
-            let nx0 = UInt64(QuadNode.cell(node.pointee.qx, level: node.pointee.level)) << shift
-            let ny0 = UInt64(QuadNode.cell(node.pointee.qy, level: node.pointee.level)) << shift
-            let end = (UInt64(1) << shift) - 1, w = UInt64(span)
-            if nx0 / w == (nx0 + end) / w, ny0 / w == (ny0 + end) / w {
-                whole = (UInt32(nx0 / w), UInt32(ny0 / w))
-            }
-        }
-        if let (cx, cy) = whole {
+        if let (cx, cy) = wholeCell(of: node, level: level, span: span) {
             // A node inside one grid cell that meets the range lies in a cell of the range.
             guard let k = table.position(cx, cy) else { return }
             let aggregate = node.pointee.aggregate
