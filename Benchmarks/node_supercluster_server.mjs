@@ -5,6 +5,17 @@
 //                                                         GeoJSON FeatureCollection
 //   GET /healthz                                          ok
 //
+// or, with --lines 1, the same index over JSON lines on stdin and stdout instead of HTTP
+// (for Benchmarks/lines_vs_node.sh), in geo-cluster query's envelope:
+//
+//   {"id":1,"op":"clusters","bbox":[w,s,e,n],"zoom":z}      -> {"id":1,"ok":true,"result":{"type":"FeatureCollection","features":[...]}}
+//   {"id":2,"op":"expansion_zoom","cluster_id":c}           -> {"id":2,"ok":true,"result":{"cluster_id":c,"expansion_zoom":z}}
+//   {"id":3,"op":"leaves","cluster_id":c,"limit":10,"offset":0}
+//                                                           -> {"id":3,"ok":true,"result":{"type":"FeatureCollection","features":[...]}}
+//
+// (leaves has no `total`, which supercluster does not give; a bad line or an unknown
+// cluster answers {"id":..,"ok":false,"error":{"message":..}}).
+//
 // gzip through Node's zlib (level 4 by default, asynchronously, on libuv's thread pool)
 // when Accept-Encoding names gzip and the body is 1024 bytes or more (geo-cluster's
 // threshold); no ETag, no answer cache. supercluster and kdbush are read at run time from
@@ -20,6 +31,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import {register} from 'node:module';
 import path from 'node:path';
+import readline from 'node:readline';
 import zlib from 'node:zlib';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 
@@ -27,9 +39,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const settings = {
     data: null, layer: 'korea', port: 8090, host: '127.0.0.1',
     peers: path.resolve(here, '../../shared/peers'),
-    radius: 40, extent: 512, minZoom: 0, maxZoom: 16, minPoints: 2, gzipLevel: 4,
+    radius: 40, extent: 512, minZoom: 0, maxZoom: 16, minPoints: 2, gzipLevel: 4, lines: 0,
 };
-const numeric = new Set(['port', 'radius', 'extent', 'minZoom', 'maxZoom', 'minPoints', 'gzipLevel']);
+const numeric = new Set(['port', 'radius', 'extent', 'minZoom', 'maxZoom', 'minPoints', 'gzipLevel', 'lines']);
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
@@ -83,50 +95,103 @@ console.error(`node: ${points.length} points read and indexed in ${seconds.toFix
     `(radius ${settings.radius}, extent ${settings.extent}, zooms ${settings.minZoom}-${settings.maxZoom}, ` +
     `minPoints ${settings.minPoints})`);
 
-const clustersPath = `/v1/layers/${settings.layer}/clusters`;
-
-function send(response, status, type, body) {
-    response.writeHead(status, {'Content-Type': type, 'Content-Length': body.length});
-    response.end(body);
+if (settings.lines) {
+    // One answer line per request line, written in chunks of about 64 KiB.
+    const answer = (request) => {
+        switch (request.op) {
+        case 'clusters': return {type: 'FeatureCollection', features: index.getClusters(request.bbox, request.zoom)};
+        case 'expansion_zoom': return {cluster_id: request.cluster_id,
+            expansion_zoom: index.getClusterExpansionZoom(request.cluster_id)};
+        case 'leaves': return {type: 'FeatureCollection',
+            features: index.getLeaves(request.cluster_id, request.limit ?? 10, request.offset ?? 0)};
+        default: throw new Error(`unknown op ${request.op}`);
+        }
+    };
+    // Answers are written when 64 KiB are pending and, at the latest, once the lines of
+    // the chunk just read are answered (as geo-cluster query writes once per chunk read).
+    // While stdout's buffer is full, reading waits for it to drain (without that, writes
+    // queue up until Node fails with ENOBUFS).
+    let pending = [], size = 0, scheduled = false;
+    const flush = () => {
+        scheduled = false;
+        if (!pending.length) return;
+        const drained = process.stdout.write(pending.join(''));
+        pending = []; size = 0;
+        if (!drained) {
+            input.pause();
+            process.stdout.once('drain', () => input.resume());
+        }
+    };
+    const input = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
+    input.on('line', (line) => {
+        if (!line.trim()) return;
+        let text;
+        try {
+            const request = JSON.parse(line);
+            try {
+                text = JSON.stringify({id: request.id, ok: true, result: answer(request)});
+            } catch (failure) {
+                text = JSON.stringify({id: request.id, ok: false, error: {message: String(failure.message)}});
+            }
+        } catch (failure) {
+            text = JSON.stringify({id: null, ok: false, error: {message: `bad line: ${failure.message}`}});
+        }
+        pending.push(text, '\n');
+        size += text.length + 1;
+        if (size >= 65536) flush();
+        else if (!scheduled) { scheduled = true; setImmediate(flush); }
+    });
+    input.on('close', flush);
+} else {
+    serve();
 }
 
-function error(response, status, message) {
-    send(response, status, 'application/json', Buffer.from(JSON.stringify({error: {message}})));
-}
+function serve() {
+    const clustersPath = `/v1/layers/${settings.layer}/clusters`;
 
-function acceptsGzip(header) {
-    // gzip or x-gzip listed with a q other than 0 (enough for a benchmark; '*' is not read).
-    return (header || '').split(',').some(item => {
-        const [coding, ...parameters] = item.split(';').map(part => part.trim().toLowerCase());
-        const q = parameters.find(part => part.startsWith('q='));
-        return (coding === 'gzip' || coding === 'x-gzip') && (q === undefined || Number(q.slice(2)) > 0);
+    function send(response, status, type, body) {
+        response.writeHead(status, {'Content-Type': type, 'Content-Length': body.length});
+        response.end(body);
+    }
+
+    function error(response, status, message) {
+        send(response, status, 'application/json', Buffer.from(JSON.stringify({error: {message}})));
+    }
+
+    function acceptsGzip(header) {
+        // gzip or x-gzip listed with a q other than 0 (enough for a benchmark; '*' is not read).
+        return (header || '').split(',').some(item => {
+            const [coding, ...parameters] = item.split(';').map(part => part.trim().toLowerCase());
+            const q = parameters.find(part => part.startsWith('q='));
+            return (coding === 'gzip' || coding === 'x-gzip') && (q === undefined || Number(q.slice(2)) > 0);
+        });
+    }
+
+    const server = http.createServer((request, response) => {
+        const url = new URL(request.url, 'http://localhost');
+        if (request.method !== 'GET') return error(response, 405, 'only GET');
+        if (url.pathname === '/healthz') return send(response, 200, 'text/plain', Buffer.from('ok\n'));
+        if (url.pathname !== clustersPath) return error(response, 404, 'no such route or layer');
+
+        const bbox = (url.searchParams.get('bbox') || '').split(',').map(Number);
+        const zoom = Number(url.searchParams.get('zoom'));
+        if (bbox.length !== 4 || !bbox.every(Number.isFinite) || !url.searchParams.has('zoom') || !Number.isFinite(zoom)) {
+            return error(response, 400, 'expected bbox=w,s,e,n and zoom=z');
+        }
+        const body = Buffer.from(JSON.stringify({type: 'FeatureCollection', features: index.getClusters(bbox, zoom)}));
+        const headers = {'Content-Type': 'application/geo+json', 'Vary': 'Accept-Encoding'};
+        if (body.length < 1024 || !acceptsGzip(request.headers['accept-encoding'])) {
+            response.writeHead(200, {...headers, 'Content-Length': body.length});
+            return response.end(body);
+        }
+        zlib.gzip(body, {level: settings.gzipLevel}, (failure, compressed) => {
+            if (failure) return error(response, 500, String(failure));
+            response.writeHead(200, {...headers, 'Content-Encoding': 'gzip', 'Content-Length': compressed.length});
+            response.end(compressed);
+        });
+    });
+    server.keepAliveTimeout = 60_000;
+    server.listen(settings.port, settings.host, () => {
+        console.error(`node: listening on http://${settings.host}:${settings.port}${clustersPath}`);
     });
 }
-
-const server = http.createServer((request, response) => {
-    const url = new URL(request.url, 'http://localhost');
-    if (request.method !== 'GET') return error(response, 405, 'only GET');
-    if (url.pathname === '/healthz') return send(response, 200, 'text/plain', Buffer.from('ok\n'));
-    if (url.pathname !== clustersPath) return error(response, 404, 'no such route or layer');
-
-    const bbox = (url.searchParams.get('bbox') || '').split(',').map(Number);
-    const zoom = Number(url.searchParams.get('zoom'));
-    if (bbox.length !== 4 || !bbox.every(Number.isFinite) || !url.searchParams.has('zoom') || !Number.isFinite(zoom)) {
-        return error(response, 400, 'expected bbox=w,s,e,n and zoom=z');
-    }
-    const body = Buffer.from(JSON.stringify({type: 'FeatureCollection', features: index.getClusters(bbox, zoom)}));
-    const headers = {'Content-Type': 'application/geo+json', 'Vary': 'Accept-Encoding'};
-    if (body.length < 1024 || !acceptsGzip(request.headers['accept-encoding'])) {
-        response.writeHead(200, {...headers, 'Content-Length': body.length});
-        return response.end(body);
-    }
-    zlib.gzip(body, {level: settings.gzipLevel}, (failure, compressed) => {
-        if (failure) return error(response, 500, String(failure));
-        response.writeHead(200, {...headers, 'Content-Encoding': 'gzip', 'Content-Length': compressed.length});
-        response.end(compressed);
-    });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(settings.port, settings.host, () => {
-    console.error(`node: listening on http://${settings.host}:${settings.port}${clustersPath}`);
-});

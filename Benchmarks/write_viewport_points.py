@@ -7,9 +7,12 @@
   Benchmarks/wrk_viewport.lua;
 - with --views, WORK/views.txt: three clusters requests (zooms 5, 10 and 15 around the
   first three centres, 1280 x 800 pixels of 256-pixel tiles, as wrk_viewport.lua computes
-  them), for comparing servers' answers.
+  them), for comparing servers' answers;
+- with --lines N, WORK/views.jsonl: N `clusters` request lines of geo-cluster query (layer
+  "korea"), each a view as wrk_viewport.lua asks for (a random centre of CENTRES, a
+  random zoom 3-16), for Benchmarks/lines_vs_node.sh.
 
-    python3 Benchmarks/write_viewport_points.py WORK [--centres 10000] [--views]
+    python3 Benchmarks/write_viewport_points.py WORK [--centres 10000] [--views] [--lines N]
 """
 import argparse
 import math
@@ -22,6 +25,7 @@ def main():
     parser.add_argument("work")
     parser.add_argument("--centres", type=int, default=10000)
     parser.add_argument("--views", action="store_true")
+    parser.add_argument("--lines", type=int, default=0)
     arguments = parser.parse_args()
     work = arguments.work
 
@@ -39,11 +43,19 @@ def main():
     if arguments.views:
         with open(f"{work}/views.txt", "w") as out:
             for centre, zoom in zip(centres, (5, 10, 15)):
-                out.write(view(*centre, zoom) + "\n")
+                out.write("/v1/layers/korea/clusters?bbox=%.6f,%.6f,%.6f,%.6f&zoom=%d\n" % (view(*centre, zoom) + (zoom,)))
+    if arguments.lines:
+        generator = random.Random(20261127)
+        with open(f"{work}/views.jsonl", "w") as out:
+            for n in range(1, arguments.lines + 1):
+                zoom = generator.randint(3, 16)
+                bbox = ",".join("%.6f" % value for value in view(*generator.choice(centres), zoom))
+                out.write('{"id":%d,"op":"clusters","layer":"korea","bbox":[%s],"zoom":%d}\n' % (n, bbox, zoom))
 
 
 def view(lon, lat, zoom):
-    """The clusters request of a 1280 x 800 view centred on (lon, lat) at `zoom`."""
+    """The bbox (west, south, east, north) of a 1280 x 800 view centred on (lon, lat) at
+    `zoom`, clamped to the Web Mercator world as wrk_viewport.lua clamps it."""
     size = 256 * 2 ** zoom
     sine = math.sin(lat * math.pi / 180)
     x, y = (lon + 180) / 360 * size, (0.5 - math.log((1 + sine) / (1 - sine)) / (4 * math.pi)) * size
@@ -54,7 +66,11 @@ def view(lon, lat, zoom):
 
     west, north = coordinate(x - 640, y - 400)
     east, south = coordinate(x + 640, y + 400)
-    return "/v1/layers/korea/clusters?bbox=%.6f,%.6f,%.6f,%.6f&zoom=%d" % (west, south, east, north, zoom)
+    limit = 85.0511287798
+
+    def clamp(value, low, high):
+        return max(low, min(high, value))
+    return (clamp(west, -180, 180), clamp(south, -limit, limit), clamp(east, -180, 180), clamp(north, -limit, limit))
 
 
 if __name__ == "__main__":
