@@ -169,17 +169,21 @@ stream = b"\n".join(lines) + b"\n"
 print(f"stream: {n:,} lines ({len(views.splitlines()):,} clusters, {with_cluster:,} views with a cluster: "
       f"expansion_zoom and leaves on it), {len(stream) / 1e6:.1f} MB")
 
-# Both answer the same: compare the first 300 answers, as parsed (same features in the same order).
+# Each binary answers what Node answers: the first 300 answers, as parsed (same features
+# in the same order).
 if with_node:
-    sample = b"\n".join(lines[:300]) + b"\n"
-    mine, theirs = [], []
-    run("A", sample, keep=mine); run("node", sample, keep=theirs)
     def canonical(line):
         # leaves' total, limit and offset are geo-cluster's own (supercluster has no total).
         result = json.loads(line)["result"]
         return {key: value for key, value in result.items() if key not in ("total", "limit", "offset")}
-    same = sum(canonical(a) == canonical(b) for a, b in zip(mine, theirs))
-    print(f"the first {len(mine)} answers: {same} the same from A and node")
+    sample = b"\n".join(lines[:300]) + b"\n"
+    theirs = []
+    run("node", sample, keep=theirs)
+    for label in binaries:
+        mine = []
+        run(label, sample, keep=mine)
+        same = sum(canonical(a) == canonical(b) for a, b in zip(mine, theirs))
+        print(f"the first {len(theirs)} answers: {same} the same from {label} and node")
 
 labels = (["node"] if with_node else []) + list(binaries)
 rows = []

@@ -52,7 +52,8 @@ public struct EncodedFeatures: RandomAccessCollection, Sendable {
 
     /// Appends the text of the feature at `position`.
     public func encode(_ position: Int, into buffer: inout [UInt8]) {
-        buffer.append(contentsOf: text[range(position)])
+        let range = range(position)
+        text.withUnsafeBufferPointer { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
     /// Bytes of text held.

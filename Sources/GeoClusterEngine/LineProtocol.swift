@@ -147,9 +147,9 @@ public struct LineProtocol: Sendable {
             let request = try Request(json: json)
             if batch.isSpent, let limit = maxBatchAnswerBytes { throw Self.batchTooLarge(limit) }
             let start = output.count
-            output.append(contentsOf: #"{"id":"#.utf8)
+            output.appendASCII(#"{"id":"#)
             id.encode(into: &output)
-            output.append(contentsOf: #","ok":true,"result":"#.utf8)
+            output.appendASCII(#","ok":true,"result":"#)
             return Pending(id: id, request: request, start: start)
         } catch {
             write(id: id, error: error.code, message: error.description, field: error.field,
@@ -164,7 +164,7 @@ public struct LineProtocol: Sendable {
                         into output: inout [UInt8]) {
         var failure = failure
         if failure == nil {
-            output.append(contentsOf: "}\n".utf8)
+            output.appendASCII("}\n")
             let answered = output.count - pending.start
             if let limit = maxBatchAnswerBytes, batch.answeredBytes + answered > limit, !pending.request.isWrite {
                 batch.spend()

@@ -17,6 +17,29 @@ extension ClusterFeature {
         return .number(Double(count))
     }
 
+    /// Appends the text of ``abbreviatedCount(_:)`` without making a value of it: the
+    /// rounding in whole numbers (half up, as there: `count / 100` and `count / 1000` are
+    /// exact at every half), the tenth written only when it is not 0.
+    public static func encodeAbbreviatedCount(_ count: Int, into buffer: inout [UInt8]) {
+        guard count >= 1_000 else {
+            JSONValue.encodeWholeNumber(count, into: &buffer)
+            return
+        }
+        buffer.append(UInt8(ascii: "\""))
+        if count >= 10_000 {
+            // (count + 500) / 1000 without the sum overflowing near Int.max.
+            JSONValue.encodeWholeNumber(count / 1_000 + (count % 1_000 >= 500 ? 1 : 0), into: &buffer)
+        } else {
+            let tenths = (count + 50) / 100
+            JSONValue.encodeWholeNumber(tenths / 10, into: &buffer)
+            if tenths % 10 != 0 {
+                buffer.append(UInt8(ascii: "."))
+                buffer.append(UInt8(ascii: "0") + UInt8(tenths % 10))
+            }
+        }
+        buffer.appendASCII(#"k""#)
+    }
+
     /// `cluster`, `cluster_id`, `point_count` and `point_count_abbreviated`, after any
     /// `extra` properties (which they override on a name clash, as in supercluster).
     public static func clusterProperties(id: Int, pointCount: Int, extra: JSONObject = JSONObject()) -> JSONObject {
@@ -44,21 +67,21 @@ extension ClusterFeature {
         case let .point(index):
             point(index, &buffer)
         case let .cluster(id, count):
-            buffer.append(contentsOf: #"{"type":"Feature","id":"#.utf8)
-            JSONValue.encodeNumber(Double(id), into: &buffer)
-            buffer.append(contentsOf: #","properties":{"#.utf8)
+            buffer.appendASCII(#"{"type":"Feature","id":"#)
+            JSONValue.encodeWholeNumber(id, into: &buffer)
+            buffer.appendASCII(#","properties":{"#)
             extraClusterMembers(&buffer)
-            buffer.append(contentsOf: #""cluster":true,"cluster_id":"#.utf8)
-            JSONValue.encodeNumber(Double(id), into: &buffer)
-            buffer.append(contentsOf: #","point_count":"#.utf8)
-            JSONValue.encodeNumber(Double(count), into: &buffer)
-            buffer.append(contentsOf: #","point_count_abbreviated":"#.utf8)
-            Self.abbreviatedCount(count).encode(into: &buffer)
-            buffer.append(contentsOf: #"},"geometry":{"type":"Point","coordinates":["#.utf8)
+            buffer.appendASCII(#""cluster":true,"cluster_id":"#)
+            JSONValue.encodeWholeNumber(id, into: &buffer)
+            buffer.appendASCII(#","point_count":"#)
+            JSONValue.encodeWholeNumber(count, into: &buffer)
+            buffer.appendASCII(#","point_count_abbreviated":"#)
+            Self.encodeAbbreviatedCount(count, into: &buffer)
+            buffer.appendASCII(#"},"geometry":{"type":"Point","coordinates":["#)
             JSONValue.encodeNumber(coordinate.longitude, into: &buffer)
             buffer.append(UInt8(ascii: ","))
             JSONValue.encodeNumber(coordinate.latitude, into: &buffer)
-            buffer.append(contentsOf: "]}}".utf8)
+            buffer.appendASCII("]}}")
         }
     }
 }
@@ -110,12 +133,12 @@ public enum GeoJSON {
     /// by `feature` for its position.
     public static func encodeFeatureCollection(count: Int, into buffer: inout [UInt8],
                                                feature: (_ position: Int, _ buffer: inout [UInt8]) -> Void) {
-        buffer.append(contentsOf: #"{"type":"FeatureCollection","features":["#.utf8)
+        buffer.appendASCII(#"{"type":"FeatureCollection","features":["#)
         for position in 0..<count {
             if position > 0 { buffer.append(UInt8(ascii: ",")) }
             feature(position, &buffer)
         }
-        buffer.append(contentsOf: "]}".utf8)
+        buffer.appendASCII("]}")
     }
 
     /// `{"type":"FeatureCollection","features":[…]}`.

@@ -92,6 +92,18 @@ extension JSONValue {
         encodeShortest(value.magnitude, into: &buffer)
     }
 
+    /// Writes `value` as ``encodeNumber(_:into:)`` writes `Double(value)`, without the
+    /// conversion below 2^53 (where every integer is a double).
+    public static func encodeWholeNumber(_ value: Int, into buffer: inout [UInt8]) {
+        if value >= 0 && value < 10 {
+            buffer.append(UInt8(ascii: "0") + UInt8(value))
+        } else if value.magnitude < 1 << 53 {
+            encodeInteger(Int64(value), into: &buffer)
+        } else {
+            encodeNumber(Double(value), into: &buffer)
+        }
+    }
+
     /// Writes an integer in decimal, as JavaScript writes integral numbers.
     private static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { scratch in
@@ -221,6 +233,15 @@ extension JSONValue {
 /// `TextOutputStream` that the standard library's numeric types call, so nothing is
 /// allocated; `write(_:)` takes any other text the same way. Bytes beyond `capacity` are
 /// dropped: the longest description of a `Double` has 24.
+extension Array where Element == UInt8 {
+    /// Appends the bytes of a literal in one copy (a `String`'s `utf8` view is appended
+    /// through a slower generic path).
+    @inlinable
+    public mutating func appendASCII(_ text: StaticString) {
+        text.withUTF8Buffer { append(contentsOf: $0) }
+    }
+}
+
 private struct ASCIISink: TextOutputStream {
     let base: UnsafeMutablePointer<UInt8>
     let capacity: Int
@@ -236,7 +257,10 @@ private struct ASCIISink: TextOutputStream {
     }
 
     mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
-        for byte in buffer { append(byte) }
+        let copied = Swift.min(buffer.count, capacity - count)
+        guard copied > 0, let source = buffer.baseAddress else { return }
+        (base + count).update(from: source, count: copied)
+        count += copied
     }
 
     private mutating func append(_ byte: UInt8) {

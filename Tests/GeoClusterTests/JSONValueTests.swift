@@ -143,6 +143,18 @@ import Testing
         }
     }
 
+    /// Whole numbers are written as their doubles are, below 2^53 and beyond it.
+    @Test func wholeNumbersEncodeAsTheirDoubles() {
+        var rng = SplitMix64(seed: 0x5EED_0003)
+        let values = (0..<20_000).map { _ in Int(truncatingIfNeeded: rng.next()) >> Int(rng.next() % 64) }
+            + Array(-20...20) + [1 << 53 - 1, 1 << 53, 1 << 53 + 1, -(1 << 53) - 1, Int.max, Int.min]
+        for value in values {
+            var direct: [UInt8] = []
+            JSONValue.encodeWholeNumber(value, into: &direct)
+            #expect(String(decoding: direct, as: UTF8.self) == Self.encoded(Double(value)), "\(value)")
+        }
+    }
+
     @Test(arguments: [
         ("0", 0.0), ("-0", -0.0), ("7", 7), ("-12", -12), ("1.5e3", 1500), ("1E-2", 0.01), ("2e+2", 200),
         ("0.1", 0.1), ("123456789012345", 123456789012345), ("9007199254740993", 9007199254740992),

@@ -309,6 +309,21 @@ struct RadiusClusterIndexTests {
         #expect(ClusterFeature.abbreviatedCount(9_950) == .string("10k"))
         #expect(ClusterFeature.abbreviatedCount(123_456) == .string("123k"))
     }
+
+    /// The text that answers write without making a value is the value's text, for every
+    /// count up to 200,000 and around the rounding steps above.
+    @Test func abbreviatedCountTextIsTheValuesText() {
+        let counts = Array(-5...200_000) + [999_499, 999_500, 1_234_567_890, Int.max, Int.min]
+        var mismatches: [Int] = []
+        for count in counts {
+            var direct: [UInt8] = []
+            ClusterFeature.encodeAbbreviatedCount(count, into: &direct)
+            var viaValue: [UInt8] = []
+            ClusterFeature.abbreviatedCount(count).encode(into: &viaValue)
+            if direct != viaValue { mismatches.append(count) }
+        }
+        #expect(mismatches.isEmpty, "first differences: \(mismatches.prefix(5))")
+    }
 }
 
 extension TileFeature {
