@@ -52,24 +52,8 @@ while [ $# -gt 0 ]; do
 done
 
 command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 1; }
-if [ -z "$servers" ]; then
-    servers=.build/release/geo-cluster
-    [ -x "$servers" ] || swift build -c release --product geo-cluster
-fi
-for binary in $servers; do
-    [ -x "$binary" ] || { echo "no geo-cluster binary at $binary" >&2; exit 1; }
-done
-[ -x Benchmarks/.build/release/bench-radius ] \
-    || swift build --package-path Benchmarks -c release --product bench-radius
-
-with_node=yes
-if ! command -v node >/dev/null; then
-    echo "node is not installed: measuring geo-cluster alone"; with_node=""
-elif [ ! -f "$peers/supercluster/index.js" ] || [ ! -f "$peers/kdbush/index.js" ]; then
-    echo "no supercluster and kdbush in $peers (--peers): measuring geo-cluster alone"; with_node=""
-else
-    echo "node $(node --version), supercluster $(sed -n 's/^ *"version": *"\(.*\)".*/\1/p' "$peers/supercluster/package.json") from $peers"
-fi
+# Builds what is missing and finds Node and the peers (sets with_node).
+source Benchmarks/node_comparison.sh
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
