@@ -342,6 +342,15 @@ extension LiveClusterIndex {
     /// positioned in `rect` (all when `nil`). A merged cluster is appended with the block
     /// of the item that ranks first, or with the other's when that block is not in the
     /// range, so that each item shows once.
+    ///
+    /// Only the merges of items closer than half the radius to `rect` can change what it
+    /// shows (a merged cluster lies between its two items, each of them closer than half
+    /// the radius to the other), so only those are looked for: the blocks beyond the
+    /// range are read only where such an item lies near their edge. The merges found are
+    /// the same as over the whole blocks, so the answer does not depend on the view.
+    /// Without a filter, a block's items after its merges are read from the kept groups;
+    /// they are formed whole, and kept, for a block that lies within the rect grown by
+    /// half the radius (every item of it may show), and only near the rect otherwise.
     func appendResolved(_ blocks: (UInt32, UInt32, UInt32, UInt32), within rect: UnitRect?, store: inout BlockStore,
                         into answer: inout LiveAnswer) {
         func inRange(_ code: UInt64) -> Bool {
@@ -360,11 +369,39 @@ extension LiveClusterIndex {
             }
         }
         codes.sort()
+        let near = rect.map { rect in
+            let limit = crowdingDistance(zoom: store.zoom)
+            return UnitRect(minX: rect.minX - limit, minY: rect.minY - limit, maxX: rect.maxX + limit,
+                            maxY: rect.maxY + limit)
+        }
+        // Without a filter, each block's items after its merges, kept (nil for a block
+        // without points around it); the other blocks' merges are looked for here.
+        var resolved: [UInt64: GroupCache.Entry?] = [:]
+        var open: [UInt64] = []
         if store.keeps {
-            // Each block's items after its merges, kept.
             for code in codes {
                 let (bx, by) = BulkBuilder.position(code)
-                guard let entry = resolvedBlock(bx, by, store: &store) else { continue }
+                switch keptResolvedBlock(bx, by, zoom: store.zoom) {
+                case .empty:
+                    resolved[code] = .some(nil)
+                case let .kept(entry):
+                    resolved[code] = entry
+                case let .missing(stamp):
+                    if let near, !Self.contains(near, blockRect(bx, by, zoom: store.zoom)) {
+                        open.append(code)
+                    } else {
+                        resolved[code] = formResolvedBlock(bx, by, stamp: stamp, store: &store)
+                    }
+                }
+            }
+        } else {
+            open = codes
+        }
+        let merges = edgeMerges(open, near: near, store: &store)
+        for code in codes {
+            let (bx, by) = BulkBuilder.position(code)
+            if let kept = resolved[code] {
+                guard let entry = kept else { continue }
                 append(entry.items, range: 0..<entry.mergedStart, within: within(rect, bx, by, zoom: store.zoom),
                        into: &answer)
                 append(entry.items, range: entry.mergedStart..<entry.foreignStart, within: rect, into: &answer)
@@ -372,36 +409,80 @@ extension LiveClusterIndex {
                     append(entry.items, range: entry.foreignStart + k..<entry.foreignStart + k + 1, within: rect,
                            into: &answer)
                 }
+                continue
             }
-            return
-        }
-        let merges = edgeMerges(codes, store: &store)
-        for code in codes {
-            let (bx, by) = BulkBuilder.position(code)
             guard let block = block(bx, by, in: &store) else { continue }
             let within = within(rect, bx, by, zoom: store.zoom)
             guard !merges.isEmpty, block.edges.contains(where: { merges[ItemRef(block: code, index: $0)] != nil }) else {
                 append(block.items, range: block.range, within: within, into: &answer)
                 continue
             }
+            // In the order of a kept entry: the block's own items, then the clusters merged
+            // where it ranks first, then those merged where a block not read ranks first.
             var start = block.range.lowerBound
+            var winners: [Items] = [], foreign: [Items] = []
             for i in block.range {
                 guard let merge = merges[ItemRef(block: code, index: i)] else { continue }
                 append(block.items, range: start..<i, within: within, into: &answer)
                 start = i + 1
-                if merge.winner.block == code || !inRange(merge.winner.block) {
-                    append(merge.merged, within: rect, into: &answer)
+                if merge.winner.block == code {
+                    winners.append(merge.merged)
+                } else if !inRange(merge.winner.block) {
+                    foreign.append(merge.merged)
                 }
             }
             append(block.items, range: start..<block.range.upperBound, within: within, into: &answer)
+            for merged in winners + foreign { append(merged, within: rect, into: &answer) }
         }
+    }
+
+    /// Whether `outer` holds all of `inner`.
+    static func contains(_ outer: UnitRect, _ inner: UnitRect) -> Bool {
+        inner.minX >= outer.minX && inner.maxX <= outer.maxX && inner.minY >= outer.minY && inner.maxY <= outer.maxY
     }
 
     /// The rect to test a block's own items against: none when the block lies inside it.
     private func within(_ rect: UnitRect?, _ bx: UInt32, _ by: UInt32, zoom z: Int) -> UnitRect? {
         guard let rect else { return nil }
-        let r = blockRect(bx, by, zoom: z)
-        return r.minX >= rect.minX && r.maxX <= rect.maxX && r.minY >= rect.minY && r.maxY <= rect.maxY ? nil : rect
+        return Self.contains(rect, blockRect(bx, by, zoom: z)) ? nil : rect
+    }
+
+    /// What is kept of a block's unfiltered items after the merges across its edges.
+    enum KeptResolved {
+        /// Nothing within two blocks has points.
+        case empty
+        case kept(GroupCache.Entry)
+        /// Not kept, or no longer valid: to be formed with this stamp and these nodes.
+        case missing(BlockStamp)
+    }
+
+    /// A block's unfiltered items after the merges across its edges, if kept: the entry
+    /// whose stamp matches, or the latest entry when no point within two blocks of it
+    /// changed since (the stamp is of nodes that may reach well beyond the 5 x 5 blocks),
+    /// kept again under the new stamp.
+    func keptResolvedBlock(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> KeptResolved {
+        guard let stamp = blockStamp(around: bx, by, reach: 2, zoom: z) else { return .empty }
+        let key = Self.resolvedKey(zoom: z, bx, by)
+        if let kept = groupCache.entry(key, stamp: stamp) { return .kept(kept) }
+        guard let earlier = groupCache.latest(key), !earlier.nodes.isEmpty else { return .missing(stamp) }
+        let nodes = blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? []
+        let level = grid.level(zoom: z)
+        let last = UInt32(blocksPerSide(zoom: z) - 1)
+        let (x0, y0, _, _) = cells(of: (bx > 2 ? bx - 2 : 0, by > 2 ? by - 2 : 0, bx, by), zoom: z)
+        let (_, _, x1, y1) = cells(of: (bx, by, min(last, bx + 2), min(last, by + 2)), zoom: z)
+        let (sx0, sx1) = grid.subRange(x0, x1, zoom: z), (sy0, sy1) = grid.subRange(y0, y1, zoom: z)
+        let unchanged = Self.forEachChange(from: earlier.nodes, to: nodes) { nodeLevel, qx, qy in
+            Self.subCells(level: nodeLevel, qx, qy, of: level, within: (sx0, sy0, sx1, sy1)) == nil
+        }
+        guard unchanged else { return .missing(stamp) }
+        let entry = earlier.restamped(stamp, nodes: nodes)
+        groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
+        return .kept(entry)
+    }
+
+    /// The kept-groups key of a block's items after merges at a zoom.
+    static func resolvedKey(zoom z: Int, _ bx: UInt32, _ by: UInt32) -> UInt64 {
+        1 << 63 | UInt64(z) << 48 | UInt64(bx) << 24 | UInt64(by)
     }
 
     /// A block's unfiltered items after the merges across its edges: its own items, then
@@ -410,33 +491,24 @@ extension LiveClusterIndex {
     /// not change (the merges of its items depend on those blocks' items); `nil` when
     /// nothing there has points.
     func resolvedBlock(_ bx: UInt32, _ by: UInt32, store: inout BlockStore) -> GroupCache.Entry? {
-        let z = store.zoom
-        guard let stamp = blockStamp(around: bx, by, reach: 2, zoom: z) else { return nil }
-        let key = 1 << 63 | UInt64(z) << 48 | UInt64(bx) << 24 | UInt64(by)
-        if let kept = groupCache.entry(key, stamp: stamp) { return kept }
-        // The stamp is of nodes that may reach well beyond the 5 x 5 blocks: when no point
-        // of those blocks changed, the items hold.
-        let nodes = blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? []
-        if let earlier = groupCache.latest(key), !earlier.nodes.isEmpty {
-            let level = grid.level(zoom: z)
-            let last = UInt32(blocksPerSide(zoom: z) - 1)
-            let (x0, y0, _, _) = cells(of: (bx > 2 ? bx - 2 : 0, by > 2 ? by - 2 : 0, bx, by), zoom: z)
-            let (_, _, x1, y1) = cells(of: (bx, by, min(last, bx + 2), min(last, by + 2)), zoom: z)
-            let (sx0, sx1) = grid.subRange(x0, x1, zoom: z), (sy0, sy1) = grid.subRange(y0, y1, zoom: z)
-            let unchanged = Self.forEachChange(from: earlier.nodes, to: nodes) { nodeLevel, qx, qy in
-                Self.subCells(level: nodeLevel, qx, qy, of: level, within: (sx0, sy0, sx1, sy1)) == nil
-            }
-            if unchanged {
-                let entry = earlier.restamped(stamp, nodes: nodes)
-                groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
-                return entry
-            }
+        switch keptResolvedBlock(bx, by, zoom: store.zoom) {
+        case .empty: return nil
+        case let .kept(entry): return entry
+        case let .missing(stamp): return formResolvedBlock(bx, by, stamp: stamp, store: &store)
         }
+    }
+
+    /// Forms and keeps a block's unfiltered items after the merges across its edges, as
+    /// ``resolvedBlock(_:_:store:)``, under `stamp` (of the points within two blocks).
+    func formResolvedBlock(_ bx: UInt32, _ by: UInt32, stamp: BlockStamp, store: inout BlockStore) -> GroupCache.Entry {
+        let z = store.zoom
+        let nodes = blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? []
+        let key = Self.resolvedKey(zoom: z, bx, by)
         let code = BulkBuilder.zOrder(bx, by)
         var own = Items(), winners = Items(), foreign = Items()
         var foreignBlocks: [UInt64] = []
         if let block = block(bx, by, in: &store) {
-            let merges = edgeMerges([code], store: &store)
+            let merges = edgeMerges([code], near: nil, store: &store)
             for i in block.range {
                 guard let merge = merges[ItemRef(block: code, index: i)] else {
                     own.append(i, of: block.items)
@@ -459,14 +531,16 @@ extension LiveClusterIndex {
         return entry
     }
 
-    /// The merges across the edges of the blocks `codes`, by item (winner and loser).
-    func edgeMerges(_ codes: [UInt64], store: inout BlockStore) -> [ItemRef: EdgeMerge] {
+    /// The merges across the edges of the blocks `codes`, by item (winner and loser), of
+    /// their items positioned in `near` (all when `nil`).
+    func edgeMerges(_ codes: [UInt64], near: UnitRect?, store: inout BlockStore) -> [ItemRef: EdgeMerge] {
         var merges: [ItemRef: EdgeMerge] = [:]
         var nearest: [ItemRef: ItemRef?] = [:]
         for code in codes {
             let (bx, by) = BulkBuilder.position(code)
             guard let block = block(bx, by, in: &store) else { continue }
             for i in block.edges {
+                if let near, !near.contains(block.items.positions[i].x, block.items.positions[i].y) { continue }
                 let a = ItemRef(block: code, index: i)
                 guard merges[a] == nil, let b = nearestAcross(a, store: &store, memo: &nearest),
                       nearestAcross(b, store: &store, memo: &nearest) == a else { continue }

@@ -42,14 +42,16 @@ extension LiveClusterIndex {
         let keep = filter.partitions == nil && !filter.testsPoints && blockCount <= Self.blocksKeptPerQuery
         var store = BlockStore(zoom: z, filter: keep ? .all : filter, keeps: keep)
         if !keep {
-            // The blocks and a ring around them (their items may merge across the edges),
-            // in one grid.
+            // The blocks in one grid, and without a rect a ring around them (all their
+            // items may merge across the edges); with one, only items near the rect may,
+            // and the few blocks around that they reach are formed when read.
             let last = UInt32(blocksPerSide(zoom: z) - 1)
-            let ring = (blocks.0 == 0 ? 0 : blocks.0 - 1, blocks.1 == 0 ? 0 : blocks.1 - 1,
-                        min(last, blocks.2 + 1), min(last, blocks.3 + 1))
-            let (x0, y0, x1, y1) = cells(of: ring, zoom: z)
+            let formed = rect != nil ? blocks
+                : (blocks.0 == 0 ? 0 : blocks.0 - 1, blocks.1 == 0 ? 0 : blocks.1 - 1,
+                   min(last, blocks.2 + 1), min(last, blocks.3 + 1))
+            let (x0, y0, x1, y1) = cells(of: formed, zoom: z)
             store.fill(formItems(cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter), zoom: z, filter: filter),
-                       formed: ring, index: self)
+                       formed: formed, index: self)
         }
         appendResolved(blocks, within: rect, store: &store, into: &answer)
     }

@@ -188,6 +188,78 @@ struct LiveClusterViewTests {
         #expect(acrossEdges > 0)
     }
 
+    /// Boxes with a side just inside or just outside a block edge where two items merged
+    /// across it: a view looks for the merges of the items near it only, and still shows
+    /// what the whole world shows inside it, with and without kept groups, filtered or not.
+    @Test func boxesEndingNearBlockEdgesShowWhatTheWorldShows() throws {
+        let index = try Self.index(seed: 21, count: 3_000, partitioned: true)
+        var random = SeededRandom(seed: 310)
+        let filters: [LiveFilter] = [.all, LiveFilter(predicate: { _ in true }), LiveFilter(partitions: [1, 3])]
+        var boxes = 0, mergedSeen = 0
+        for filter in filters {
+            for zoom in Self.options.minZoom...Self.options.maxZoom {
+                let world = try index.clusters(in: .world, zoom: Double(zoom), filter: filter)
+                let worldItems = Self.items(world)
+                let limit = index.crowdingDistance(zoom: zoom)
+                // Another copy of the same points, for half of the boxes: less kept.
+                let cold = try Self.index(seed: 21, count: 3_000, partitioned: true)
+                // Items near a block edge (those that may merge across it), clusters
+                // merged across an edge first.
+                func block(_ coordinate: Coordinate) -> LiveClusterIndex.UnitRect {
+                    let (x, y) = Self.projected(coordinate)
+                    return index.blockRect(index.grid.cellRange(x, x, zoom: zoom).0 >> 4,
+                                           index.grid.cellRange(y, y, zoom: zoom).0 >> 4, zoom: zoom)
+                }
+                let nearEdges = world.features.filter { feature in
+                    let (x, y) = Self.projected(feature.coordinate), rect = block(feature.coordinate)
+                    return min(x - rect.minX, rect.maxX - x, y - rect.minY, rect.maxY - y) < limit
+                }
+                let merged = try nearEdges.filter { feature in
+                    guard let id = feature.clusterID else { return false }
+                    return Set(try index.decode(id).members.map { [$0.x >> 4, $0.y >> 4] }).count > 1
+                }
+                mergedSeen += merged.count
+                for feature in (merged + nearEdges).prefix(6) {
+                    let (x, y) = Self.projected(feature.coordinate), rect = block(feature.coordinate)
+                    // The block edge nearest the cluster, and the axis across it.
+                    let edges = [(rect.minX, true), (rect.maxX, true), (rect.minY, false), (rect.maxY, false)]
+                    let (edge, acrossX) = edges.min { abs(($0.1 ? x : y) - $0.0) < abs(($1.1 ? x : y) - $1.0) }!
+                    let blockWidth = rect.maxX - rect.minX
+                    for offset in [-0.9, -0.4, -0.05, 0.05, 0.4, 0.9] {
+                        // One side at the edge moved by `offset` half radii, the box on
+                        // either side of it, the other sides up to 1.5 blocks away.
+                        let side = edge + offset * limit
+                        let far = random.between(0.2, 1.5) * blockWidth * (random.unit() < 0.5 ? -1 : 1)
+                        let along = (acrossX ? y : x), spread = random.between(0.1, 1) * blockWidth
+                        let (lowX, highX) = acrossX ? (min(side, side + far), max(side, side + far))
+                            : (along - spread, along + spread)
+                        let (lowY, highY) = acrossX ? (along - spread, along + spread)
+                            : (min(side, side + far), max(side, side + far))
+                        let box = try BoundingBox(
+                            west: WebMercator.longitude(x: max(0, lowX)), south: WebMercator.latitude(y: min(1, highY)),
+                            east: WebMercator.longitude(x: min(1, highX)), north: WebMercator.latitude(y: max(0, lowY)))
+                        let viewer = boxes % 2 == 0 ? cold : index
+                        let view = Self.items(try viewer.clusters(in: box, zoom: Double(zoom), filter: filter))
+                        boxes += 1
+                        #expect(Set(view).count == view.count, "zoom \(zoom): an item twice")
+                        #expect(Set(view).isSubset(of: Set(worldItems)), "zoom \(zoom): an item the world does not show")
+                        let (west, north) = Self.projected(Coordinate(longitude: box.west, latitude: box.north))
+                        let (east, south) = Self.projected(Coordinate(longitude: box.east, latitude: box.south))
+                        let inside = worldItems.filter { item in
+                            let (x, y) = Self.projected(item.coordinate)
+                            return x > west + 1e-12 && x < east - 1e-12 && y > north + 1e-12 && y < south - 1e-12
+                        }
+                        #expect(Set(inside).isSubset(of: Set(view)),
+                                "zoom \(zoom), offset \(offset): an item of the world missing from the view")
+                    }
+                }
+            }
+        }
+        print("boxes along block edges: \(boxes), clusters merged across an edge among the items near one: \(mergedSeen)")
+        #expect(boxes > 300)
+        #expect(mergedSeen > 0)
+    }
+
     @Test func theKeptGroupsStayWithinTheirBudget() {
         let cache = GroupCache()
         let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
