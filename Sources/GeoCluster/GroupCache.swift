@@ -32,6 +32,18 @@ final class GroupCache: Sendable {
         /// `LiveClusterIndex+Edges.swift`).
         let cells: LiveClusterIndex.Grid?
         let nodes: [QuadNode?]
+        /// The stamp of the last root node (of a version of the index) under which the
+        /// entry was found to hold: while a query reads that version, its points are the
+        /// same, and the block's stamp need not be taken again.
+        private let checkedRoot = Atomic<UInt64>(0)
+
+        func holds(underRoot root: UInt64) -> Bool {
+            checkedRoot.load(ordering: .relaxed) == root
+        }
+
+        func check(underRoot root: UInt64) {
+            checkedRoot.store(root, ordering: .relaxed)
+        }
 
         init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int] = [], mergedStart: Int? = nil,
              foreignBlocks: [UInt64] = [], cells: LiveClusterIndex.Grid? = nil, nodes: [QuadNode?] = []) {
@@ -68,10 +80,24 @@ final class GroupCache: Sendable {
 
     init() {}
 
-    /// The entry for `key` if its points still have `stamp`.
-    func entry(_ key: UInt64, stamp: BlockStamp) -> Entry? {
-        state.withLock { state in
+    /// The entry for `key` if its points still have `stamp`; it is then known to hold
+    /// under `root` (the stamp of the root node of the version read, see
+    /// ``entry(_:root:)``).
+    func entry(_ key: UInt64, stamp: BlockStamp, root: UInt64) -> Entry? {
+        let entry: Entry? = state.withLock { state in
             guard let entry = state.entries[key], entry.stamp == stamp else { return nil }
+            return entry
+        }
+        entry?.check(underRoot: root)
+        return entry
+    }
+
+    /// The entry for `key` if it was found to hold under `root`, the stamp of the root
+    /// node of the version read: a change anywhere gives the root a new stamp, so the
+    /// entry's points are those of this version, without taking the block's stamp.
+    func entry(_ key: UInt64, root: UInt64) -> Entry? {
+        state.withLock { state in
+            guard let entry = state.entries[key], entry.holds(underRoot: root) else { return nil }
             return entry
         }
     }
@@ -81,9 +107,11 @@ final class GroupCache: Sendable {
         state.withLock { $0.entries[key] }
     }
 
-    /// Keeps `entry` for `key`, in place of what was kept for it; first drops about half
-    /// of the entries if the kept items would exceed `budget`.
-    func keep(_ entry: Entry, for key: UInt64, budget: Int) {
+    /// Keeps `entry` for `key`, in place of what was kept for it, formed from the version
+    /// whose root node has the stamp `root`; first drops about half of the entries if the
+    /// kept items would exceed `budget`.
+    func keep(_ entry: Entry, for key: UInt64, budget: Int, root: UInt64) {
+        entry.check(underRoot: root)
         state.withLock { state in
             if let old = state.entries.removeValue(forKey: key) { state.size -= old.size }
             if state.size + entry.size > budget {

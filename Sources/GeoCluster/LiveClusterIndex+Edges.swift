@@ -78,17 +78,19 @@ extension LiveClusterIndex {
         let z = store.zoom
         let block: BlockStore.Block?
         if store.keeps {
-            if let stamp = blockStamp(bx, by, zoom: z) {
-                let key = Self.groupKey(zoom: z, bx, by)
-                let entry: GroupCache.Entry
-                if let kept = groupCache.entry(key, stamp: stamp) {
+            let key = Self.groupKey(zoom: z, bx, by), root = combined.stamp
+            var entry = groupCache.entry(key, root: root)
+            if entry == nil, let stamp = blockStamp(bx, by, zoom: z) {
+                if let kept = groupCache.entry(key, stamp: stamp, root: root) {
                     entry = kept
                 } else {
-                    entry = keptBlock(bx, by, zoom: z, after: groupCache.latest(key))
-                    groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
+                    let formed = keptBlock(bx, by, zoom: z, after: groupCache.latest(key))
+                    groupCache.keep(formed, for: key, budget: max(GroupCache.minimumBudget, count / 2), root: root)
+                    entry = formed
                 }
-                block = entry.items.features.isEmpty ? nil
-                    : BlockStore.Block(items: entry.items, range: entry.items.features.indices, edges: entry.edges)
+            }
+            if let entry, !entry.items.features.isEmpty {
+                block = BlockStore.Block(items: entry.items, range: entry.items.features.indices, edges: entry.edges)
             } else {
                 block = nil
             }
@@ -381,16 +383,23 @@ extension LiveClusterIndex {
         if store.keeps {
             for code in codes {
                 let (bx, by) = BulkBuilder.position(code)
+                let whole = near.map { Self.contains($0, blockRect(bx, by, zoom: store.zoom)) } ?? true
+                // A block near the view's edge that was never kept is looked at here
+                // (without taking the stamp of the blocks around it).
+                if !whole, groupCache.latest(Self.resolvedKey(zoom: store.zoom, bx, by)) == nil {
+                    open.append(code)
+                    continue
+                }
                 switch keptResolvedBlock(bx, by, zoom: store.zoom) {
                 case .empty:
                     resolved[code] = .some(nil)
                 case let .kept(entry):
                     resolved[code] = entry
                 case let .missing(stamp):
-                    if let near, !Self.contains(near, blockRect(bx, by, zoom: store.zoom)) {
-                        open.append(code)
-                    } else {
+                    if whole {
                         resolved[code] = formResolvedBlock(bx, by, stamp: stamp, store: &store)
+                    } else {
+                        open.append(code)
                     }
                 }
             }
@@ -461,9 +470,10 @@ extension LiveClusterIndex {
     /// changed since (the stamp is of nodes that may reach well beyond the 5 x 5 blocks),
     /// kept again under the new stamp.
     func keptResolvedBlock(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> KeptResolved {
-        guard let stamp = blockStamp(around: bx, by, reach: 2, zoom: z) else { return .empty }
         let key = Self.resolvedKey(zoom: z, bx, by)
-        if let kept = groupCache.entry(key, stamp: stamp) { return .kept(kept) }
+        if let kept = groupCache.entry(key, root: combined.stamp) { return .kept(kept) }
+        guard let stamp = blockStamp(around: bx, by, reach: 2, zoom: z) else { return .empty }
+        if let kept = groupCache.entry(key, stamp: stamp, root: combined.stamp) { return .kept(kept) }
         guard let earlier = groupCache.latest(key), !earlier.nodes.isEmpty else { return .missing(stamp) }
         let nodes = blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? []
         let level = grid.level(zoom: z)
@@ -476,7 +486,7 @@ extension LiveClusterIndex {
         }
         guard unchanged else { return .missing(stamp) }
         let entry = earlier.restamped(stamp, nodes: nodes)
-        groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
+        groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2), root: combined.stamp)
         return .kept(entry)
     }
 
@@ -527,7 +537,7 @@ extension LiveClusterIndex {
         for i in foreign.features.indices { own.append(i, of: foreign) }
         let entry = GroupCache.Entry(stamp: stamp, items: own, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
                                      nodes: nodes)
-        groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2))
+        groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2), root: combined.stamp)
         return entry
     }
 
@@ -718,7 +728,7 @@ extension LiveClusterIndex {
                 let edges = block.edges.map { $0 - block.range.lowerBound }
                 groupCache.keep(GroupCache.Entry(stamp: stamp, items: own, edges: edges, cells: cellsByBlock[code],
                                                  nodes: nodes),
-                                for: Self.groupKey(zoom: z, bx, by), budget: fullBudget)
+                                for: Self.groupKey(zoom: z, bx, by), budget: fullBudget, root: combined.stamp)
             }
             for code in codes {
                 let (bx, by) = BulkBuilder.position(code)

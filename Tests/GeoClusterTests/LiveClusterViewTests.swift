@@ -266,11 +266,11 @@ struct LiveClusterViewTests {
         var items = LiveClusterIndex.Items()
         for _ in 0..<10 { items.append(feature, at: SIMD2(0, 0)) }
         for key in UInt64(0)..<1_000 {
-            cache.keep(GroupCache.Entry(stamp: BlockStamp(a: key + 1), items: items), for: key, budget: 2_000)
+            cache.keep(GroupCache.Entry(stamp: BlockStamp(a: key + 1), items: items), for: key, budget: 2_000, root: 1)
             #expect(cache.usage.items <= 2_000)
         }
         #expect(cache.usage.entries > 100, "dropping keeps about half")
-        #expect(cache.entry(999, stamp: BlockStamp(a: 1_000)) != nil, "the newest entry is kept")
-        #expect(cache.entry(999, stamp: BlockStamp(a: 1_000, b: 7)) == nil, "a changed block is formed again")
+        #expect(cache.entry(999, stamp: BlockStamp(a: 1_000), root: 1) != nil, "the newest entry is kept")
+        #expect(cache.entry(999, stamp: BlockStamp(a: 1_000, b: 7), root: 1) == nil, "a changed block is formed again")
     }
 }
