@@ -58,6 +58,20 @@ struct LiveClusterViewTests {
         (WebMercator.x(longitude: coordinate.longitude), WebMercator.y(latitude: coordinate.latitude))
     }
 
+    /// A view's items: each once, each one the world shows, and every item of the world
+    /// inside the box (by a margin that rounding of coordinates cannot cross).
+    static func expect(_ view: [Item], of box: BoundingBox, showsWhat world: [Item], _ label: String) {
+        #expect(Set(view).count == view.count, "\(label): an item twice")
+        #expect(Set(view).isSubset(of: Set(world)), "\(label): an item the world does not show")
+        let (west, north) = projected(Coordinate(longitude: box.west, latitude: box.north))
+        let (east, south) = projected(Coordinate(longitude: box.east, latitude: box.south))
+        let inside = world.filter { item in
+            let (x, y) = projected(item.coordinate)
+            return x > west + 1e-12 && x < east - 1e-12 && y > north + 1e-12 && y < south - 1e-12
+        }
+        #expect(Set(inside).isSubset(of: Set(view)), "\(label): an item of the world missing from the view")
+    }
+
     @Test(arguments: [UInt64(1), 2])
     func aViewShowsWhatTheWorldShowsInsideIt(seed: UInt64) throws {
         let index = try Self.index(seed: seed, count: 3_000, partitioned: seed == 1)
@@ -68,16 +82,7 @@ struct LiveClusterViewTests {
                 for _ in 0..<8 {
                     let box = try Self.randomBox(&random, zoom: zoom)
                     let view = Self.items(try index.clusters(in: box, zoom: Double(zoom), filter: filter))
-                    #expect(Set(view).count == view.count, "zoom \(zoom): an item twice")
-                    #expect(Set(view).isSubset(of: Set(world)), "zoom \(zoom): an item the world does not show")
-                    // Inside the box by a margin that rounding of coordinates cannot cross.
-                    let (west, north) = Self.projected(Coordinate(longitude: box.west, latitude: box.north))
-                    let (east, south) = Self.projected(Coordinate(longitude: box.east, latitude: box.south))
-                    let inside = world.filter { item in
-                        let (x, y) = Self.projected(item.coordinate)
-                        return x > west + 1e-12 && x < east - 1e-12 && y > north + 1e-12 && y < south - 1e-12
-                    }
-                    #expect(Set(inside).isSubset(of: Set(view)), "zoom \(zoom): an item of the world missing from the view")
+                    Self.expect(view, of: box, showsWhat: world, "zoom \(zoom)")
                 }
             }
         }
@@ -241,16 +246,7 @@ struct LiveClusterViewTests {
                         let viewer = boxes % 2 == 0 ? cold : index
                         let view = Self.items(try viewer.clusters(in: box, zoom: Double(zoom), filter: filter))
                         boxes += 1
-                        #expect(Set(view).count == view.count, "zoom \(zoom): an item twice")
-                        #expect(Set(view).isSubset(of: Set(worldItems)), "zoom \(zoom): an item the world does not show")
-                        let (west, north) = Self.projected(Coordinate(longitude: box.west, latitude: box.north))
-                        let (east, south) = Self.projected(Coordinate(longitude: box.east, latitude: box.south))
-                        let inside = worldItems.filter { item in
-                            let (x, y) = Self.projected(item.coordinate)
-                            return x > west + 1e-12 && x < east - 1e-12 && y > north + 1e-12 && y < south - 1e-12
-                        }
-                        #expect(Set(inside).isSubset(of: Set(view)),
-                                "zoom \(zoom), offset \(offset): an item of the world missing from the view")
+                        Self.expect(view, of: box, showsWhat: worldItems, "zoom \(zoom), offset \(offset)")
                     }
                 }
             }
