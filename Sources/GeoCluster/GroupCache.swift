@@ -32,6 +32,11 @@ final class GroupCache: Sendable {
         /// `LiveClusterIndex+Edges.swift`).
         let cells: LiveClusterIndex.Grid?
         let nodes: [QuadNode?]
+        /// In an entry of a block's items after merges: `nil` when every item's merges
+        /// were looked for; otherwise the part of the block (projected units) whose items'
+        /// merges were, for views whose margin meets the block only there (the other items
+        /// are kept as they are, and lie outside those views).
+        let scope: LiveClusterIndex.UnitRect?
         /// The stamp of the last root node (of a version of the index) under which the
         /// entry was found to hold: while a query reads that version, its points are the
         /// same, and the block's stamp need not be taken again.
@@ -46,7 +51,8 @@ final class GroupCache: Sendable {
         }
 
         init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int] = [], mergedStart: Int? = nil,
-             foreignBlocks: [UInt64] = [], cells: LiveClusterIndex.Grid? = nil, nodes: [QuadNode?] = []) {
+             foreignBlocks: [UInt64] = [], cells: LiveClusterIndex.Grid? = nil, nodes: [QuadNode?] = [],
+             scope: LiveClusterIndex.UnitRect? = nil) {
             self.stamp = stamp
             self.items = items
             self.edges = edges
@@ -55,12 +61,13 @@ final class GroupCache: Sendable {
             self.foreignBlocks = foreignBlocks
             self.cells = cells
             self.nodes = nodes
+            self.scope = scope
         }
 
         /// The same items under a new stamp.
         func restamped(_ stamp: BlockStamp, nodes: [QuadNode?]) -> Entry {
             Entry(stamp: stamp, items: items, edges: edges, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
-                  cells: cells, nodes: nodes)
+                  cells: cells, nodes: nodes, scope: scope)
         }
 
         /// What the entry counts for in the budget: its items and kept cells, at least one.

@@ -352,7 +352,9 @@ extension LiveClusterIndex {
     /// the same as over the whole blocks, so the answer does not depend on the view.
     /// Without a filter, a block's items after its merges are read from the kept groups;
     /// they are formed whole, and kept, for a block that lies within the rect grown by
-    /// half the radius (every item of it may show), and only near the rect otherwise.
+    /// half the radius (every item of it may show), and for a block that crosses that
+    /// margin with the merges of its items within it only (kept so, and read by later
+    /// views whose margin meets the block within that part).
     func appendResolved(_ blocks: (UInt32, UInt32, UInt32, UInt32), within rect: UnitRect?, store: inout BlockStore,
                         into answer: inout LiveAnswer) {
         func inRange(_ code: UInt64) -> Bool {
@@ -377,30 +379,32 @@ extension LiveClusterIndex {
                             maxY: rect.maxY + limit)
         }
         // Without a filter, each block's items after its merges, kept (nil for a block
-        // without points around it); the other blocks' merges are looked for here.
+        // without points around it): for a block that crosses the view's margin, those of
+        // the part within the margin will do. With a filter, the merges are looked for here.
         var resolved: [UInt64: GroupCache.Entry?] = [:]
         var open: [UInt64] = []
         if store.keeps {
             for code in codes {
                 let (bx, by) = BulkBuilder.position(code)
-                let whole = near.map { Self.contains($0, blockRect(bx, by, zoom: store.zoom)) } ?? true
-                // A block near the view's edge that was never kept is looked at here
-                // (without taking the stamp of the blocks around it).
-                if !whole, groupCache.latest(Self.resolvedKey(zoom: store.zoom, bx, by)) == nil {
-                    open.append(code)
-                    continue
-                }
+                let blockRect = blockRect(bx, by, zoom: store.zoom)
+                let needed = near.flatMap { Self.contains($0, blockRect) ? nil : Self.intersection($0, blockRect) }
                 switch keptResolvedBlock(bx, by, zoom: store.zoom) {
                 case .empty:
                     resolved[code] = .some(nil)
                 case let .kept(entry):
-                    resolved[code] = entry
-                case let .missing(stamp):
-                    if whole {
-                        resolved[code] = formResolvedBlock(bx, by, stamp: stamp, store: &store)
-                    } else {
-                        open.append(code)
+                    guard let scope = entry.scope else {
+                        resolved[code] = entry
+                        continue
                     }
+                    if let needed, Self.contains(scope, needed) {
+                        resolved[code] = entry
+                    } else {
+                        // A wider part of the block: what was looked at before and what is needed now.
+                        let wider = needed.map { Self.union(scope, $0) }
+                        resolved[code] = formResolvedBlock(bx, by, stamp: entry.stamp, scope: wider, store: &store)
+                    }
+                case let .missing(stamp):
+                    resolved[code] = formResolvedBlock(bx, by, stamp: stamp, scope: needed, store: &store)
                 }
             }
         } else {
@@ -448,6 +452,18 @@ extension LiveClusterIndex {
     /// Whether `outer` holds all of `inner`.
     static func contains(_ outer: UnitRect, _ inner: UnitRect) -> Bool {
         inner.minX >= outer.minX && inner.maxX <= outer.maxX && inner.minY >= outer.minY && inner.maxY <= outer.maxY
+    }
+
+    /// The part of `a` inside `b` (empty, with a minimum above its maximum, when they do not meet).
+    static func intersection(_ a: UnitRect, _ b: UnitRect) -> UnitRect {
+        UnitRect(minX: max(a.minX, b.minX), minY: max(a.minY, b.minY), maxX: min(a.maxX, b.maxX),
+                 maxY: min(a.maxY, b.maxY))
+    }
+
+    /// The smallest rect that holds `a` and `b`.
+    static func union(_ a: UnitRect, _ b: UnitRect) -> UnitRect {
+        UnitRect(minX: min(a.minX, b.minX), minY: min(a.minY, b.minY), maxX: max(a.maxX, b.maxX),
+                 maxY: max(a.maxY, b.maxY))
     }
 
     /// The rect to test a block's own items against: none when the block lies inside it.
@@ -503,14 +519,18 @@ extension LiveClusterIndex {
     func resolvedBlock(_ bx: UInt32, _ by: UInt32, store: inout BlockStore) -> GroupCache.Entry? {
         switch keptResolvedBlock(bx, by, zoom: store.zoom) {
         case .empty: return nil
-        case let .kept(entry): return entry
-        case let .missing(stamp): return formResolvedBlock(bx, by, stamp: stamp, store: &store)
+        case let .kept(entry): return entry.scope == nil ? entry : formResolvedBlock(bx, by, stamp: entry.stamp,
+                                                                                      scope: nil, store: &store)
+        case let .missing(stamp): return formResolvedBlock(bx, by, stamp: stamp, scope: nil, store: &store)
         }
     }
 
     /// Forms and keeps a block's unfiltered items after the merges across its edges, as
-    /// ``resolvedBlock(_:_:store:)``, under `stamp` (of the points within two blocks).
-    func formResolvedBlock(_ bx: UInt32, _ by: UInt32, stamp: BlockStamp, store: inout BlockStore) -> GroupCache.Entry {
+    /// ``resolvedBlock(_:_:store:)``, under `stamp` (of the points within two blocks):
+    /// with the merges of every item, or with those of the items positioned in `scope`
+    /// (``GroupCache/Entry/scope``).
+    func formResolvedBlock(_ bx: UInt32, _ by: UInt32, stamp: BlockStamp, scope: UnitRect?,
+                           store: inout BlockStore) -> GroupCache.Entry {
         let z = store.zoom
         let nodes = blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? []
         let key = Self.resolvedKey(zoom: z, bx, by)
@@ -518,7 +538,7 @@ extension LiveClusterIndex {
         var own = Items(), winners = Items(), foreign = Items()
         var foreignBlocks: [UInt64] = []
         if let block = block(bx, by, in: &store) {
-            let merges = edgeMerges([code], near: nil, store: &store)
+            let merges = edgeMerges([code], near: scope, store: &store)
             for i in block.range {
                 guard let merge = merges[ItemRef(block: code, index: i)] else {
                     own.append(i, of: block.items)
@@ -536,7 +556,7 @@ extension LiveClusterIndex {
         for i in winners.features.indices { own.append(i, of: winners) }
         for i in foreign.features.indices { own.append(i, of: foreign) }
         let entry = GroupCache.Entry(stamp: stamp, items: own, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
-                                     nodes: nodes)
+                                     nodes: nodes, scope: scope)
         groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2), root: combined.stamp)
         return entry
     }

@@ -256,6 +256,46 @@ struct LiveClusterViewTests {
         #expect(mergedSeen > 0)
     }
 
+    /// A block first met at the far side of a small view keeps its items' merges for that
+    /// part of it only; a later view around a cluster merged across its edge must not read
+    /// them, and shows the merged cluster (and neither of its two items) as the world does.
+    @Test func aBlockKeptForOnePartOfItIsFormedAgainForAnother() throws {
+        let index = try Self.index(seed: 21, count: 3_000, partitioned: false)
+        func box(_ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) throws -> BoundingBox {
+            try BoundingBox(west: WebMercator.longitude(x: max(0, minX)), south: WebMercator.latitude(y: min(1, maxY)),
+                            east: WebMercator.longitude(x: min(1, maxX)), north: WebMercator.latitude(y: max(0, minY)))
+        }
+        var checked = 0
+        for zoom in Self.options.minZoom...Self.options.maxZoom {
+            let world = try index.clusters(in: .world, zoom: Double(zoom))
+            let worldItems = Self.items(world)
+            let limit = index.crowdingDistance(zoom: zoom)
+            for (k, feature) in world.features.enumerated() {
+                guard let id = feature.clusterID else { continue }
+                let blocks = Set(try index.decode(id).members.map { [UInt32($0.x >> 4), UInt32($0.y >> 4)] })
+                guard blocks.count > 1 else { continue }
+                let (x, y) = Self.projected(feature.coordinate)
+                for block in blocks {
+                    let fresh = try Self.index(seed: 21, count: 3_000, partitioned: false)
+                    let rect = fresh.blockRect(block[0], block[1], zoom: zoom)
+                    let width = rect.maxX - rect.minX
+                    // A small view at the corner of the block farthest from the cluster.
+                    let cornerX = x - rect.minX > rect.maxX - x ? rect.minX + 0.05 * width : rect.maxX - 0.06 * width
+                    let cornerY = y - rect.minY > rect.maxY - y ? rect.minY + 0.05 * width : rect.maxY - 0.06 * width
+                    _ = try fresh.clusters(in: box(cornerX, cornerY, cornerX + 0.01 * width, cornerY + 0.01 * width),
+                                           zoom: Double(zoom))
+                    let around = try box(x - 0.1 * limit, y - 0.1 * limit, x + 0.1 * limit, y + 0.1 * limit)
+                    let view = Self.items(try fresh.clusters(in: around, zoom: Double(zoom)))
+                    Self.expect(view, of: around, showsWhat: worldItems, "zoom \(zoom)")
+                    #expect(view.contains(worldItems[k]), "zoom \(zoom): the merged cluster is missing")
+                    checked += 1
+                }
+            }
+        }
+        print("blocks met first at their far corner, then around a cluster merged across their edge: \(checked)")
+        #expect(checked > 0)
+    }
+
     @Test func theKeptGroupsStayWithinTheirBudget() {
         let cache = GroupCache()
         let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
