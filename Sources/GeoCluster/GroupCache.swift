@@ -34,8 +34,9 @@ final class GroupCache: Sendable {
         let nodes: [QuadNode?]
         /// In an entry of a block's items after merges: `nil` when every item's merges
         /// were looked for; otherwise the part of the block (projected units) whose items'
-        /// merges were, for views whose margin meets the block only there (the other items
-        /// are kept as they are, and lie outside those views).
+        /// merges were, for views whose margin meets the block only there: the entry holds
+        /// the block's own items in that part only (the views that read it show no other),
+        /// and no nodes.
         let scope: LiveClusterIndex.UnitRect?
         /// The stamp of the last root node (of a version of the index) under which the
         /// entry was found to hold: while a query reads that version, its points are the

@@ -532,7 +532,8 @@ extension LiveClusterIndex {
     func formResolvedBlock(_ bx: UInt32, _ by: UInt32, stamp: BlockStamp, scope: UnitRect?,
                            store: inout BlockStore) -> GroupCache.Entry {
         let z = store.zoom
-        let nodes = blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? []
+        // The nodes, to tell after a change whether the items still hold, for whole blocks.
+        let nodes = scope == nil ? blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? [] : []
         let key = Self.resolvedKey(zoom: z, bx, by)
         let code = BulkBuilder.zOrder(bx, by)
         var own = Items(), winners = Items(), foreign = Items()
@@ -541,6 +542,9 @@ extension LiveClusterIndex {
             let merges = edgeMerges([code], near: scope, store: &store)
             for i in block.range {
                 guard let merge = merges[ItemRef(block: code, index: i)] else {
+                    // Of a part of the block, its own items there only: the views that read
+                    // it show no other.
+                    if let scope, !scope.contains(block.items.positions[i].x, block.items.positions[i].y) { continue }
                     own.append(i, of: block.items)
                     continue
                 }
