@@ -145,10 +145,6 @@ extension Request {
 }
 
 extension LayerRecord {
-    /// Who recorded a sighting (its `observer_id`), `nil` for other records and for
-    /// sightings without one.
-    public var observerID: String? { properties["observer_id"]?.stringValue }
-
     /// Most characters of an `observer_id`.
     public static let maxObserverIDLength = 200
 }

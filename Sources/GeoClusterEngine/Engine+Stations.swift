@@ -66,8 +66,9 @@ enum StationName {
     static func keys(of record: LayerRecord) -> [String] {
         var names: [String] = []
         if case let .station(name, _) = record.fields { names.append(name) }
+        let properties = record.properties
         for property in ["name_en", "former_name"] {
-            if let text = record.properties[property]?.stringValue { names.append(text) }
+            if let text = properties[property]?.stringValue { names.append(text) }
         }
         var keys: [String] = []
         for name in names {

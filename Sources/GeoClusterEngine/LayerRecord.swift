@@ -43,18 +43,28 @@ public struct LayerRecord: Sendable, Equatable {
     /// The id in the form used for uniqueness (see ``idKey(of:)``); empty when the record
     /// has no id, which only a `points` record may lack.
     public let idKey: String
-    /// The id as given (a string or a number), `null` when absent.
-    public let idJSON: JSONValue
+    /// The id as given (a string or a number), `null` when absent: read back from
+    /// ``idKey``, which is one-to-one with it.
+    public var idJSON: JSONValue {
+        guard let first = idKey.utf8.first else { return .null }
+        guard first == UInt8(ascii: "#") else { return .string(idKey) }
+        let rest = idKey.dropFirst()
+        if rest.utf8.first == UInt8(ascii: "#") { return .string(String(rest)) }
+        return Int(rest).map { .number(Double($0)) } ?? .string(idKey)
+    }
     /// The validated position: finite, longitude in [-180, 180], latitude in [-90, 90].
     public let coordinate: Coordinate
     public let fields: RecordFields
+    /// Whether the feature's properties have a `note` (``withholdingNote()``).
+    private let hasNote: Bool
     /// The GeoJSON Feature answered for this record, as the JSON text answers write: a
     /// record keeps its feature as text (about a quarter of the memory of the value, and
     /// one copy of bytes in an answer).
     public let featureText: [UInt8]
-    /// The feature's `properties` member (`null` when it has none), which vector tiles
-    /// read for every point.
-    public let properties: JSONValue
+    /// Who recorded a sighting: the `observer_id` of its properties, `nil` when it has
+    /// none. Kept apart from the feature's text, since `observer` filters and ownership
+    /// checks read it for many records.
+    public let observerID: String?
     /// For a record that answers show otherwise than written (at a generalised position,
     /// ``generalized()``, or without its note, ``withholdingNote()``), its feature as
     /// written, which only its owner and admin keys are given; `nil` otherwise.
@@ -63,6 +73,12 @@ public struct LayerRecord: Sendable, Equatable {
     /// The GeoJSON Feature answered for this record, parsed from ``featureText`` (about a
     /// microsecond): for nearby answers and answers built as values.
     public var feature: JSONValue { JSONValue(encodedText: featureText[...]) }
+
+    /// The feature's `properties` member (`null` when it has none), parsed from
+    /// ``featureText``: a record keeps no tree of its properties (a tree of a sighting's
+    /// few members took more memory than its text), so vector tiles, which read every
+    /// point's properties, parse them per point.
+    public var properties: JSONValue { feature["properties"] ?? .null }
 
     /// Largest `count` of a sighting. Sums over a million records stay below 10^15,
     /// exact in JSON's doubles (2^53 ≈ 9.0 × 10^15).
@@ -109,14 +125,15 @@ public struct LayerRecord: Sendable, Equatable {
             guard type == "Feature" else {
                 throw reader.error("type", "must be \"Feature\" (or absent for a flat record), got \(describe(type))")
             }
-            (idKey, idJSON) = try reader.id(object["id"], kind: kind)
+            idKey = try reader.id(object["id"], kind: kind).key
             coordinate = try reader.pointGeometry(object["geometry"])
             let properties = try reader.optionalObject(object["properties"], field: "properties")
             fields = try reader.fields(kind, from: properties ?? JSONObject())
             featureText = text ?? Self.text(json)
-            self.properties = object["properties"] ?? .null
+            (observerID, hasNote) = Self.ownerMembers(of: properties)
         } else {
-            (idKey, idJSON) = try reader.id(object["id"], kind: kind)
+            let id = try reader.id(object["id"], kind: kind)
+            idKey = id.key
             let kindFields = RecordReader.fieldNames(of: kind)
             for (key, _) in object where !RecordReader.flatMembers.contains(key) && !kindFields.contains(key) {
                 throw reader.error(key, "is not a field of a \(kind.rawValue) record; free-form members go under \"properties\"")
@@ -124,10 +141,16 @@ public struct LayerRecord: Sendable, Equatable {
             coordinate = try reader.coordinate(longitude: object["lon"], latitude: object["lat"])
             fields = try reader.fields(kind, from: object)
             let freeForm = try reader.optionalObject(object["properties"], field: "properties")
-            let feature = try reader.feature(flat: object, kindFields: kindFields, freeForm: freeForm, id: idJSON)
+            let feature = try reader.feature(flat: object, kindFields: kindFields, freeForm: freeForm, id: id.value)
             featureText = Self.text(feature)
-            properties = feature["properties"] ?? .null
+            (observerID, hasNote) = Self.ownerMembers(of: feature["properties"]?.objectValue)
         }
+    }
+
+    /// The `observer_id` (a string) and whether there is a `note`, of a feature's properties.
+    private static func ownerMembers(of properties: JSONObject?) -> (observerID: String?, hasNote: Bool) {
+        guard let properties else { return (nil, false) }
+        return (properties["observer_id"]?.stringValue, properties["note"] != nil)
     }
 
     /// The feature's text in an array of its exact size: written into scratch space first,
@@ -187,7 +210,7 @@ private struct RecordReader {
 
     // MARK: Id and position
 
-    mutating func id(_ value: JSONValue?, kind: LayerKind) throws(EngineError) -> (String, JSONValue) {
+    mutating func id(_ value: JSONValue?, kind: LayerKind) throws(EngineError) -> (key: String, value: JSONValue) {
         if kind == .points, value == nil || value == .null { return ("", .null) }
         guard let value else { throw error("id", "is missing") }
         guard let key = LayerRecord.idKey(of: value) else {
@@ -371,8 +394,8 @@ extension LayerRecord {
         properties["position_generalized_deg"] = .number(1 / cells)
         feature["properties"] = .object(properties)
         feature["geometry"] = ["type": "Point", "coordinates": [.number(shown.longitude), .number(shown.latitude)]]
-        var record = LayerRecord(idKey: idKey, idJSON: idJSON, coordinate: shown, fields: fields,
-                                 featureText: Self.text(.object(feature)), properties: .object(properties))
+        var record = LayerRecord(idKey: idKey, coordinate: shown, fields: fields,
+                                 featureText: Self.text(.object(feature)), observerID: observerID, hasNote: hasNote)
         record.ownerFeatureText = ownerFeatureText ?? featureText
         return record
     }
@@ -383,24 +406,24 @@ extension LayerRecord {
     /// read back by id only with the owner's key or an admin key (``ownerFeatureText``);
     /// the store keeps it as written. The record itself when it has no note.
     func withholdingNote() -> LayerRecord {
-        guard case var .object(properties) = properties, properties["note"] != nil,
-              case var .object(feature) = feature else { return self }
+        guard hasNote, case var .object(feature) = feature,
+              case var .object(properties) = feature["properties"] ?? .null else { return self }
         properties["note"] = nil
         feature["properties"] = .object(properties)
-        var record = LayerRecord(idKey: idKey, idJSON: idJSON, coordinate: coordinate, fields: fields,
-                                 featureText: Self.text(.object(feature)), properties: .object(properties))
+        var record = LayerRecord(idKey: idKey, coordinate: coordinate, fields: fields,
+                                 featureText: Self.text(.object(feature)), observerID: observerID, hasNote: false)
         record.ownerFeatureText = ownerFeatureText ?? featureText
         return record
     }
 
 
-    private init(idKey: String, idJSON: JSONValue, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],
-                 properties: JSONValue) {
+    private init(idKey: String, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],
+                 observerID: String?, hasNote: Bool) {
         self.idKey = idKey
-        self.idJSON = idJSON
         self.coordinate = coordinate
         self.fields = fields
         self.featureText = featureText
-        self.properties = properties
+        self.observerID = observerID
+        self.hasNote = hasNote
     }
 }

@@ -145,6 +145,39 @@ struct LayerRecordTests {
         #expect(Set(keys).count == 7)
     }
 
+    @Test func theIdReadsBackAsGiven() throws {
+        let ids: [JSONValue] = ["7", 7, "#7", "##7", "#-3", -3, "-3", "#", "s1", "#x#", "관측-1",
+                                .number(9_007_199_254_740_992), .number(-9_007_199_254_740_992)]
+        for id in ids {
+            let record = try LayerRecord(json: ["id": id, "lon": 127, "lat": 37, "name": "역", "lines": ["1"]],
+                                         kind: .stations, layer: "test", index: 0)
+            #expect(record.idJSON == id && record.idJSON.jsonString == id.jsonString, "\(id)")
+            #expect(record.feature["id"] == id)
+        }
+        let unnamed = try LayerRecord(json: ["lon": 127, "lat": 37], kind: .points, layer: "test", index: 0)
+        #expect(unnamed.idJSON == .null)
+    }
+
+    @Test func theOwnerAndNoteAreReadFromTheProperties() throws {
+        let flat = try LayerRecord(json: ["id": "s1", "lon": 127, "lat": 37, "species": "Grus japonensis", "count": 2,
+                                          "observed_at": "2025-01-05T07:10:00+09:00", "observer_id": "u1",
+                                          "properties": ["note": "by the river"]],
+                                   kind: .sightings, layer: "test", index: 0)
+        #expect(flat.observerID == "u1")
+        #expect(flat.properties == ["species": "Grus japonensis", "count": 2,
+                                    "observed_at": "2025-01-05T07:10:00+09:00", "observer_id": "u1", "note": "by the river"])
+        let withheld = flat.withholdingNote()
+        #expect(withheld.properties["note"] == nil && withheld.observerID == "u1")
+        #expect(withheld.ownerFeatureText == flat.featureText)
+        let geoJSON = try LayerRecord(json: ["type": "Feature", "id": "s2",
+                                             "geometry": ["type": "Point", "coordinates": [127, 37]],
+                                             "properties": ["species": "Grus japonensis", "count": 1,
+                                                            "observed_at": "2025-01-05T07:10:00Z"]],
+                                      kind: .sightings, layer: "test", index: 0)
+        #expect(geoJSON.observerID == nil)
+        #expect(geoJSON.withholdingNote() == geoJSON)
+    }
+
     // MARK: Errors, field by field
 
     @Test func everySightingFieldIsChecked() {
