@@ -483,26 +483,13 @@ extension Engine {
         let local = instant + offsetSeconds
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let secondOfDay = local - days * 86_400
-        let (year, month, day) = civilDate(daysSince1970: days)
+        let (year, month, day) = LocalDate.civil(daysSince1970: days)
         func pad(_ value: Int64, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
             + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(keepSeconds ? second : 0, 2))\(suffix)"
-    }
-
-    /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
-    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 

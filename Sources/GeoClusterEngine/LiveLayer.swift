@@ -310,7 +310,7 @@ public struct LiveLayer: Sendable {
                 records.withElement(at: slot) { record in
                     guard case let .sighting(_, _, observedAt)? = record.pointee?.fields else { return }
                     output += #""latest_observed_at":"#.utf8
-                    JSONValue.encodeString(observedAt.text, into: &output)
+                    observedAt.encodeJSON(into: &output)
                     output.append(UInt8(ascii: ","))
                 }
             }

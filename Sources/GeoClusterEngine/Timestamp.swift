@@ -1,3 +1,5 @@
+import GeoClusterWire
+
 /// An instant written as an RFC 3339 date-time with a UTC offset, such as a sighting's
 /// `observed_at`. It keeps both readings a filter needs: the instant (`epochSeconds`,
 /// to order and compare) and the calendar date as written (`localDay`, `localMonth`, so
@@ -16,13 +18,80 @@ public struct Timestamp: Sendable, Hashable {
     public let epochSeconds: Int64
     /// Days since 1970-01-01 of the date as written, before applying the offset.
     public let localDay: Int32
+    /// Minutes east of UTC of the offset as written.
+    private let offsetMinutes: Int16
+    private let month: UInt8
+    /// How the offset is written: `Z`, `+` or `-` (for `-00:00`, which is UTC too).
+    private let marker: UInt8
+    /// The input when it is not the form ``canonicalText`` writes again from the fields
+    /// above (a fraction, a lower-case `t` or `z`, a space, a leap second); `nil` when it
+    /// is. A sighting keeps its time, and a string of 25 bytes takes a heap allocation of
+    /// its own: most inputs are in that form, and keep none.
+    let writtenText: String?
+
     /// Month of the date as written, 1...12.
-    public let localMonth: Int
+    public var localMonth: Int { Int(month) }
+
     /// The input, returned untouched.
-    public let text: String
+    public var text: String { writtenText ?? String(decoding: canonicalText, as: UTF8.self) }
 
     /// The date as written, for comparison with filter dates.
     public var localDate: LocalDate { LocalDate(day: localDay) }
+
+    /// Appends ``text`` as a JSON string, quotes included.
+    public func encodeJSON(into output: inout [UInt8]) {
+        if let writtenText {
+            JSONValue.encodeString(writtenText, into: &output)
+        } else {
+            output.append(UInt8(ascii: "\""))
+            output += canonicalText
+            output.append(UInt8(ascii: "\""))
+        }
+    }
+
+    private var canonicalText: [UInt8] {
+        Self.canonicalText(epochSeconds: epochSeconds, offsetMinutes: offsetMinutes, marker: marker)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` in the offset as written, then `Z` or `±HH:MM`.
+    private static func canonicalText(epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8) -> [UInt8] {
+        let local = epochSeconds + Int64(offsetMinutes) * 60
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let secondOfDay = Int(local - days * 86_400)
+        let (year, month, day) = LocalDate.civil(daysSince1970: days)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(25)
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            var value = value
+            for _ in 0..<count {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                value %= divisor
+                divisor = max(1, divisor / 10)
+            }
+        }
+        digits(Int(year), 4); bytes.append(UInt8(ascii: "-")); digits(Int(month), 2)
+        bytes.append(UInt8(ascii: "-")); digits(Int(day), 2); bytes.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2); bytes.append(UInt8(ascii: ":")); digits(secondOfDay / 60 % 60, 2)
+        bytes.append(UInt8(ascii: ":")); digits(secondOfDay % 60, 2)
+        bytes.append(marker)
+        if marker != UInt8(ascii: "Z") {
+            let minutes = Int(offsetMinutes.magnitude)
+            digits(minutes / 60, 2); bytes.append(UInt8(ascii: ":")); digits(minutes % 60, 2)
+        }
+        return bytes
+    }
+
+    private init(epochSeconds: Int64, localDay: Int32, localMonth: Int, offsetMinutes: Int, marker: UInt8, text: String) {
+        self.epochSeconds = epochSeconds
+        self.localDay = localDay
+        self.month = UInt8(localMonth)
+        self.offsetMinutes = Int16(offsetMinutes)
+        self.marker = marker
+        let canonical = Self.canonicalText(epochSeconds: epochSeconds, offsetMinutes: Int16(offsetMinutes), marker: marker)
+        writtenText = text.utf8.elementsEqual(canonical) ? nil : text
+    }
 
     /// Parses an RFC 3339 date-time; see the type's documentation for what is accepted.
     public static func parse(_ text: String) throws(TimestampError) -> Timestamp {
@@ -50,13 +119,15 @@ public struct Timestamp: Sendable, Hashable {
         }
         let marker = scanner.peek
         let offsetSeconds: Int
+        var offsetMarker = UInt8(ascii: "Z")
         switch marker {
         case nil:
             throw TimestampError(text, "has no UTC offset (add Z or +HH:MM)")
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
             _ = scanner.next()
             offsetSeconds = 0
-        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+        case let sign? where sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"):
+            offsetMarker = sign
             _ = scanner.next()
             let offsetHour = try scanner.number(digits: 2, what: "offset hour")
             try scanner.expect(":", what: "offset hour")
@@ -80,7 +151,9 @@ public struct Timestamp: Sendable, Hashable {
             }
         }
         let epochSeconds = Int64(date.day) * 86_400 + Int64(localSeconds - offsetSeconds)
-        return Timestamp(epochSeconds: epochSeconds, localDay: date.day, localMonth: date.month, text: text)
+        return Timestamp(epochSeconds: epochSeconds, localDay: date.day, localMonth: date.month,
+                         offsetMinutes: offsetSeconds / 60, marker: offsetMarker,
+                         text: text)
     }
 }
 
@@ -134,6 +207,19 @@ extension LocalDate {
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1  // 0...365, from 1 March
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear   // 0...146096
         return era * 146_097 + dayOfEra - 719_468                              // 719468: 0000-03-01 to 1970-01-01
+    }
+
+    /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
+    static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     static func daysInMonth(year: Int, month: Int) -> Int {

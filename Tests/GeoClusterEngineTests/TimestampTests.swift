@@ -1,4 +1,5 @@
 import Testing
+import GeoClusterWire
 @testable import GeoClusterEngine
 
 struct TimestampTests {
@@ -37,6 +38,30 @@ struct TimestampTests {
         }
         // The fraction is dropped, so instants before 1970 round towards the past.
         #expect(try Timestamp.parse("1969-12-31T23:59:59.999Z").epochSeconds == -1)
+    }
+
+    @Test func theTextIsReturnedAsWritten() throws {
+        for text in ["2024-02-29T23:30:00+09:00", "1970-01-01T00:00:00Z", "2023-12-31T20:00:00-05:00",
+                     "2024-05-01t12:00:00z", "2024-05-01 12:00:00Z", "2024-05-01T12:00:00.999999999Z",
+                     "2024-05-01T12:00:00-00:00", "2024-05-01T12:00:00+00:00", "2024-05-01T21:30:00.5+09:30",
+                     "2024-05-01T00:00:00-12:00", "0001-01-01T00:00:00Z", "0999-03-01T00:00:00+14:00",
+                     "9999-12-31T23:00:00-05:00", "2016-12-31T23:59:60Z", "2017-01-01T08:59:60+09:00",
+                     "1969-12-31T23:59:59.999Z"] {
+            let timestamp = try Timestamp.parse(text)
+            #expect(timestamp.text == text)
+            var json: [UInt8] = []
+            timestamp.encodeJSON(into: &json)
+            #expect(String(decoding: json, as: UTF8.self) == JSONValue.string(text).jsonString)
+        }
+        // The usual forms are written again from the instant and offset, not kept.
+        for text in ["2024-02-29T23:30:00+09:00", "1970-01-01T00:00:00Z", "2023-12-31T20:00:00-05:00",
+                     "2024-05-01T12:00:00-00:00", "0001-01-01T00:00:00Z"] {
+            #expect(try Timestamp.parse(text).writtenText == nil, "\(text)")
+        }
+        // The same instant written two ways is two timestamps; written one way, one.
+        #expect(try Timestamp.parse("2024-05-01T12:00:00Z") != Timestamp.parse("2024-05-01T12:00:00+00:00"))
+        #expect(try Timestamp.parse("2024-05-01T12:00:00Z") != Timestamp.parse("2024-05-01T12:00:00.0Z"))
+        #expect(try Timestamp.parse("2024-05-01T12:00:00Z") == Timestamp.parse("2024-05-01T12:00:00Z"))
     }
 
     @Test func theExtremeYears() throws {
