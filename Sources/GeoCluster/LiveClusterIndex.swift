@@ -29,8 +29,8 @@ public struct LiveClusterIndex: Sendable {
     var combined = QuadNode.root
     /// One quadtree per partition when ``partitioned``; the roots cover the whole world.
     var trees: [QuadNode] = []
-    /// Every point by slot, `nil` for a free slot.
-    var table = PersistentVector<StoredPoint?>()
+    /// Every point by slot, as the leaves hold it; `nil` for a free slot.
+    var table = PersistentVector<LeafEntry?>()
     /// Display groups of blocks kept between unfiltered queries; shared by every version
     /// of the index made from this one.
     let groupCache = GroupCache()
@@ -88,8 +88,7 @@ public struct LiveClusterIndex: Sendable {
             throw .invalidOptions(reason: "slot \(slot) is taken")
         }
         let entry = LeafEntry(point, slot: UInt32(slot))
-        let stored = StoredPoint(point: point, qx: entry.qx, qy: entry.qy)
-        if slot == table.count { table.append(stored) } else { table[slot] = stored }
+        if slot == table.count { table.append(entry) } else { table[slot] = entry }
         Self.insert(entry, into: &combined, bucketSize: options.bucketSize, histogram: partitioned)
         if partitioned {
             while trees.count <= point.partition { trees.append(QuadNode.root) }
@@ -123,7 +122,7 @@ public struct LiveClusterIndex: Sendable {
             let entry = LeafEntry(point, slot: UInt32(slot))
             keys.append(BulkBuilder.Key(code: BulkBuilder.zOrder(entry.qx, entry.qy), slot: entry.slot,
                                         partition: entry.partition))
-            table.append(StoredPoint(point: point, qx: entry.qx, qy: entry.qy))
+            table.append(entry)
             if partitioned {
                 while partitionCounts.count <= point.partition { partitionCounts.append(0) }
                 partitionCounts[point.partition] += 1
@@ -154,15 +153,14 @@ public struct LiveClusterIndex: Sendable {
     /// held none.
     @discardableResult
     public mutating func remove(slot: Int) -> LivePoint? {
-        guard slot >= 0, slot < table.count, let stored = table[slot] else { return nil }
-        let entry = LeafEntry(stored.point, slot: UInt32(slot), qx: stored.qx, qy: stored.qy)
+        guard slot >= 0, slot < table.count, let entry = table[slot] else { return nil }
         Self.remove(entry, from: &combined, bucketSize: options.bucketSize, histogram: partitioned)
         if partitioned {
-            Self.remove(entry, from: &trees[stored.point.partition], bucketSize: options.bucketSize, histogram: false)
+            Self.remove(entry, from: &trees[Int(entry.partition)], bucketSize: options.bucketSize, histogram: false)
         }
         table[slot] = nil
         count -= 1
-        return stored.point
+        return entry.point
     }
 
     /// Moves or changes the point at a taken slot.
@@ -323,7 +321,7 @@ extension LiveClusterIndex {
             var entries: [LeafEntry] = []
             tree.collectEntries(into: &entries)
             for e in entries {
-                guard let stored = table[Int(e.slot)], stored.point.partition == partition,
+                guard let stored = table[Int(e.slot)], Int(stored.partition) == partition,
                       stored.qx == e.qx, stored.qy == e.qy else { return false }
             }
             total += entries.count

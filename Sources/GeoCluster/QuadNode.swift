@@ -31,6 +31,12 @@ struct LeafEntry: Sendable {
         self.partition = UInt16(clamping: point.partition)
     }
 
+    /// The point as the index holds it (weight, month and partition in the sizes above).
+    var point: LivePoint {
+        LivePoint(coordinate: coordinate, partition: Int(partition), weight: Int(weight), time: time, day: day,
+                  month: Int(month))
+    }
+
     /// Projected [0, 1] to 32 bits: steps of 2^-32 of the world, under a centimetre.
     @inline(__always)
     static func quantize(_ unit: Double) -> UInt32 {
@@ -53,12 +59,6 @@ struct PartitionCount: Sendable, Equatable {
         count += other.count
         weight += other.weight
     }
-}
-
-struct StoredPoint: Sendable {
-    var point: LivePoint
-    var qx: UInt32
-    var qy: UInt32
 }
 
 /// Totals of the points below a node. Coordinate sums are integers so that adding and
