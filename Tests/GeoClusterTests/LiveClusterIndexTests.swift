@@ -181,6 +181,16 @@ struct LiveClusterIndexTests {
         }
     }
 
+    @Test func aPartitionTotalTakesSixteenBytesAndKeepsItsValues() {
+        #expect(MemoryLayout<PartitionTotal>.stride == 16)
+        var total = PartitionTotal(partition: LiveClusterIndex.maxPartitions - 1, count: 4_000_000_000, weight: 1 << 40)
+        #expect(total.partition == 65_535 && total.count == 4_000_000_000 && total.weight == 1 << 40)
+        total.add(PartitionTotal(partition: 0, count: 294_967_295, weight: 1))
+        #expect(total.count == Int(UInt32.max) && total.weight == 1 << 40 + 1)
+        total.add(total)
+        #expect(total.count == Int(UInt32.max), "a count past 2^32 stays at the largest rather than wrapping")
+    }
+
     @Test func removingEverythingLeavesAnEmptyIndex() throws {
         var random = SeededRandom(seed: 9)
         var index = try LiveClusterIndex(options: Self.options, partitioned: true)
