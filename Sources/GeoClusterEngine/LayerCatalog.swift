@@ -217,13 +217,16 @@ public enum LayerCatalog {
             do throws(FeatureFailure) {
                 return try FeatureSpans.concurrentMap(spans.count) { i throws(FeatureFailure) in
                     let json: JSONValue
+                    let text = bytes[spans[i]]
                     do {
-                        json = try JSONValue.parse(bytes[spans[i]], maxDepth: featureDepth)
+                        json = try JSONValue.parse(text, maxDepth: featureDepth)
                     } catch {
                         throw .unparsable
                     }
                     do throws(EngineError) {
-                        return try LayerRecord(json: json, kind: kind, layer: layer, index: i)
+                        // A feature already written as answers write it keeps its text.
+                        return try LayerRecord(json: json, kind: kind, layer: layer, index: i,
+                                               text: JSONValue.isWrittenAsEncoded(text) ? Array(text) : nil)
                     } catch {
                         throw .record(error)
                     }

@@ -41,10 +41,11 @@ extension JSONValue {
     /// pass through unchanged, as in `JSON.stringify`.
     public static func encodeString(_ string: String, into buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
-        let utf8 = string.utf8
-        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            buffer.append(contentsOf: utf8)
-        } else {
+        withUTF8(of: string) { utf8 in
+            guard utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                buffer.append(contentsOf: utf8)
+                return
+            }
             for byte in utf8 {
                 switch byte {
                 case UInt8(ascii: "\""): buffer.append(contentsOf: #"\""#.utf8)
@@ -283,5 +284,78 @@ extension JSONObject {
             value.encode(into: &buffer)
         }
         buffer.append(UInt8(ascii: "}"))
+    }
+}
+
+extension JSONValue {
+    /// Whether `text`, which must parse as JSON, is already the text that
+    /// ``encode(into:)`` writes for the value parsed from it, so that a caller holding
+    /// both can keep `text` instead of encoding the value again.
+    ///
+    /// A conservative check in one pass over the bytes (`false` may be said of a text
+    /// that would encode the same): no whitespace between tokens (duplicate keys are
+    /// refused by the parser, and members keep their order), strings without escapes,
+    /// and numbers in the form JavaScript writes them with at most 15 significant digits,
+    /// which a double always gives back as written: an integer other than `-0`, or a
+    /// plain decimal ending in a digit other than 0, of at least 10⁻⁶ (smaller ones are
+    /// written with an exponent).
+    public static func isWrittenAsEncoded(_ text: ArraySlice<UInt8>) -> Bool {
+        text.withUnsafeBufferPointer { bytes in
+            var i = 0
+            let n = bytes.count
+            while i < n {
+                switch bytes[i] {
+                case UInt8(ascii: "\""):
+                    i += 1
+                    while i < n, bytes[i] != UInt8(ascii: "\"") {
+                        if bytes[i] == UInt8(ascii: "\\") { return false }
+                        i += 1
+                    }
+                    i += 1
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    guard let end = canonicalNumberEnd(bytes, from: i) else { return false }
+                    i = end
+                case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                    return false
+                default:
+                    i += 1  // structure, and the letters of true, false and null
+                }
+            }
+            return true
+        }
+    }
+
+    /// The end of the number token at `start` when it is written as ``encodeNumber(_:into:)``
+    /// writes its value (see ``isWrittenAsEncoded(_:)``), else `nil`.
+    private static func canonicalNumberEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        func isDigit(_ i: Int) -> Bool { i < bytes.count && bytes[i] >= UInt8(ascii: "0") && bytes[i] <= UInt8(ascii: "9") }
+        var i = start
+        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        let integerStart = i
+        while isDigit(i) { i += 1 }
+        let integerDigits = i - integerStart
+        // JSON allows no leading zero other than a lone "0".
+        guard integerDigits >= 1, integerDigits <= 15 else { return nil }
+        let integerIsZero = integerDigits == 1 && bytes[integerStart] == UInt8(ascii: "0")
+        var significant = integerIsZero ? 0 : integerDigits
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            let fractionStart = i
+            while isDigit(i) { i += 1 }
+            guard i > fractionStart, bytes[i - 1] != UInt8(ascii: "0") else { return nil }
+            if integerIsZero {
+                var zeros = 0
+                while bytes[fractionStart + zeros] == UInt8(ascii: "0") { zeros += 1 }
+                guard zeros < 6 else { return nil }
+                significant = i - fractionStart - zeros
+            } else {
+                significant += i - fractionStart
+            }
+        } else if integerIsZero && start != integerStart {
+            return nil  // "-0" is written "0"
+        }
+        guard significant <= 15 else { return nil }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") { return nil }
+        return i
     }
 }

@@ -91,15 +91,24 @@ extension JSONValue {
     /// - Parameter maxDepth: how many arrays and objects may enclose one another; 0 allows
     ///   only scalars. Parsing recurses once per level, so keep it to a few hundred.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        return try parser.parseDocument()
+        try bytes.withUnsafeBufferPointer { parse(buffer: $0, maxDepth: maxDepth) }.get()
     }
 
     /// Parses one JSON value from a slice, e.g. one line of a larger buffer. Error
     /// offsets count from the slice's start.
     public static func parse(_ bytes: ArraySlice<UInt8>, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        return try parser.parseDocument()
+        try bytes.withUnsafeBufferPointer { parse(buffer: $0, maxDepth: maxDepth) }.get()
+    }
+
+    /// The parser reads the bytes through a pointer: through an array or a slice, each
+    /// string taken out of them would retain and release their storage.
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+        do {
+            return .success(try parser.parseDocument())
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Parses one JSON value from text; error offsets count UTF-8 bytes.

@@ -121,13 +121,26 @@ extension JSONValue: Hashable {
     /// documentation for why not `String.==`).
     @inline(__always)
     static func bytesEqual(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        guard a.utf8.count == b.utf8.count else { return false }
+        return withUTF8(of: a) { a in withUTF8(of: b) { b in a.elementsEqual(b) } }
     }
 
     /// The hash that matches ``bytesEqual(_:_:)``.
     static func hashBytes(of string: String, into hasher: inout Hasher) {
-        hasher.combine(string.utf8.count)
-        for byte in string.utf8 { hasher.combine(byte) }
+        withUTF8(of: string) { bytes in
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `string` in one buffer: its own storage when
+    /// contiguous (every native string, small ones included), else a copy. Going through
+    /// the buffer rather than `String.UTF8View`'s indices makes byte loops several times
+    /// faster.
+    @inline(__always)
+    static func withUTF8<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(string.utf8).withUnsafeBufferPointer(body)
     }
 }
 

@@ -541,6 +541,45 @@ import Testing
         }
     }
 
+    /// A text said to be written as encoded is, byte for byte, what encoding its value
+    /// writes; numbers spelled every which way (lengths around 15 and 17 digits, trailing
+    /// zeros, leading zeros after the point, exponents, minus zero) and whitespace.
+    @Test func aTextSaidToBeWrittenAsEncodedEncodesToItself() throws {
+        var rng = SplitMix64(seed: 0x5EED_0015)
+        func digits(_ count: Int) -> String {
+            String((0..<count).map { _ in Character(String(Int.random(in: 0...9, using: &rng))) })
+        }
+        var accepted = 0
+        for _ in 0..<40_000 {
+            var number = Bool.random(using: &rng) ? "-" : ""
+            let integerLength = Int.random(in: 0...17, using: &rng)
+            number += integerLength == 0 ? "0" : String(Int.random(in: 1...9, using: &rng)) + digits(integerLength - 1)
+            if Bool.random(using: &rng) {
+                number += "." + String(repeating: "0", count: Int.random(in: 0...8, using: &rng))
+                number += digits(Int.random(in: 1...17, using: &rng))
+            }
+            if Int.random(in: 0..<8, using: &rng) == 0 {
+                number += ["e", "E", "e+", "e-"].randomElement(using: &rng)! + String(Int.random(in: 0...25, using: &rng))
+            }
+            let texts = [number, "[\(number)]", #"{"a":\#(number),"b":"x"}"#, "[ \(number)]", #"{"a" :\#(number)}"#]
+            for text in texts {
+                let bytes = Array(text.utf8)
+                guard JSONValue.isWrittenAsEncoded(bytes[...]) else { continue }
+                accepted += 1
+                var again: [UInt8] = []
+                try JSONValue.parse(bytes).encode(into: &again)
+                #expect(again == bytes, "\(text) was written \(String(decoding: again, as: UTF8.self))")
+            }
+        }
+        #expect(accepted > 20_000)
+        let canonical = [#"{"type":"Feature","id":"s1","geometry":{"type":"Point","coordinates":[126.978123,37.5665]},"properties":{"species":"까치","count":3,"ok":true,"gone":null,"n":-0.5,"tiny":0.000001}}"#,
+                         "0", "[]", "{}", #""a b""#, "123456789012345"]
+        for text in canonical { #expect(JSONValue.isWrittenAsEncoded(Array(text.utf8)[...]), "\(text)") }
+        let rewritten = ["-0", "1.0", "1.50", "1e5", "0.0000001", "1234567890123456", "1.2345678901234567",
+                         #""a\"b""#, #""\u0041""#, #""\/""#, "[1, 2]", " 1", "1\n", #"{"a":1 }"#]
+        for text in rewritten { #expect(!JSONValue.isWrittenAsEncoded(Array(text.utf8)[...]), "\(text)") }
+    }
+
     // MARK: - supercluster's places fixture
 
     /// The file is pretty-printed JavaScript output, so with the whitespace between
