@@ -118,11 +118,11 @@ public struct LiveClusterIndex: Sendable {
         var keys: [BulkBuilder.Key] = []
         keys.reserveCapacity(points.count)
         var partitionCounts: [Int] = []
+        table = PersistentVector(points.indices.lazy.map { slot in LeafEntry(points[slot], slot: UInt32(slot)) as LeafEntry? })
         for (slot, point) in points.enumerated() {
             let entry = LeafEntry(point, slot: UInt32(slot))
             keys.append(BulkBuilder.Key(code: BulkBuilder.zOrder(entry.qx, entry.qy), slot: entry.slot,
                                         partition: entry.partition))
-            table.append(entry)
             if partitioned {
                 while partitionCounts.count <= point.partition { partitionCounts.append(0) }
                 partitionCounts[point.partition] += 1

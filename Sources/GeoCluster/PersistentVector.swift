@@ -33,6 +33,50 @@ public struct PersistentVector<Element: Sendable>: Sendable {
         for _ in 0..<count { append(element) }
     }
 
+    /// The elements of `elements` in order, built level by level: the shape that
+    /// appending them one by one gives, without walking down the trie for each.
+    /// Inlinable, so that the loop over the elements is specialized where it is called.
+    @inlinable
+    public init(_ elements: some Sequence<Element>) {
+        var leaves: [Node] = []
+        var items: [Element] = []
+        items.reserveCapacity(Self.branching)
+        var count = 0
+        for element in elements {
+            items.append(element)
+            count += 1
+            if items.count == Self.branching {
+                leaves.append(Node(items: items))
+                items = []
+                items.reserveCapacity(Self.branching)
+            }
+        }
+        if !items.isEmpty { leaves.append(Node(items: items)) }
+        self.init(leaves: leaves, count: count)
+    }
+
+    /// A vector of full leaves (the last one may be partial), in order, holding `count`
+    /// elements: the levels above them are added until one node is the root.
+    @usableFromInline
+    init(leaves: [Node], count: Int) {
+        self.init()
+        guard !leaves.isEmpty else { return }
+        var level = leaves
+        var shift = 0
+        while level.count > 1 {
+            var parents: [Node] = []
+            parents.reserveCapacity((level.count + Self.branching - 1) / Self.branching)
+            for start in stride(from: 0, to: level.count, by: Self.branching) {
+                parents.append(Node(children: Array(level[start..<min(start + Self.branching, level.count)])))
+            }
+            level = parents
+            shift += Self.branchBits
+        }
+        root = level[0]
+        self.shift = shift
+        self.count = count
+    }
+
     public subscript(index: Int) -> Element {
         @inlinable get { withElement(at: index) { $0.pointee } }
         set {

@@ -165,53 +165,67 @@ enum FeatureSpans {
 
     /// `body(i)` for each `i` in `0..<count`, on every core: the indices are split into
     /// chunks of consecutive ones, each chunk run by one thread in order. Returns the
-    /// results in index order, or the error of the lowest index that failed.
+    /// results in index order, or the error of the lowest index that failed. Each result
+    /// is written once, where the returned array holds it.
     static func concurrentMap<T, Failure: Error>(
         _ count: Int, _ body: @Sendable (Int) throws(Failure) -> T
     ) throws(Failure) -> [T] {
         let chunkCount = count < 4_096 ? 1 : min(64, max(1, count / 2_048))
         guard chunkCount > 1 else { return try (0..<count).map { i throws(Failure) in try body(i) } }
-        let chunks = Chunks<T, Failure>(count: chunkCount)
+        let chunks = Chunks<Failure>(count: chunkCount)
         defer { chunks.deallocate() }
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            let range = (count * chunk / chunkCount)..<(count * (chunk + 1) / chunkCount)
-            var results: [T] = []
-            results.reserveCapacity(range.count)
-            do throws(Failure) {
-                for i in range { results.append(try body(i)) }
-                chunks.store(.success(results), at: chunk)
-            } catch {
-                chunks.store(.failure(error), at: chunk)
+        var failure: Failure?
+        let all = [T](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+            let results = Results(base: buffer.baseAddress!)
+            DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+                let range = (count * chunk / chunkCount)..<(count * (chunk + 1) / chunkCount)
+                var written = 0
+                do throws(Failure) {
+                    for i in range {
+                        (results.base + i).initialize(to: try body(i))
+                        written += 1
+                    }
+                    chunks.store(written: written, error: nil, at: chunk)
+                } catch {
+                    chunks.store(written: written, error: error, at: chunk)
+                }
+            }
+            if let first = (0..<chunkCount).lazy.compactMap({ chunks.error(at: $0) }).first {
+                // The chunks that ended early wrote a prefix of their range: undone, and
+                // the array is returned empty.
+                for chunk in 0..<chunkCount {
+                    let start = count * chunk / chunkCount
+                    (results.base + start).deinitialize(count: chunks.written(at: chunk))
+                }
+                failure = first
+                initializedCount = 0
+            } else {
+                initializedCount = count
             }
         }
-        var all: [T] = []
-        all.reserveCapacity(count)
-        for chunk in 0..<chunkCount {
-            switch chunks.take(chunk) {
-            case let .success(results): all.append(contentsOf: results)
-            case let .failure(error): throw error
-            }
-        }
+        if let failure { throw failure }
         return all
     }
 
-    /// One result slot per chunk, each written by the one thread that runs the chunk and
-    /// read after `concurrentPerform` returned.
-    private final class Chunks<T, Failure: Error>: @unchecked Sendable {
-        private let slots: UnsafeMutableBufferPointer<Result<[T], Failure>?>
+    /// Where the results go, shared by the threads: each writes its own chunk's range.
+    private struct Results<T>: @unchecked Sendable {
+        let base: UnsafeMutablePointer<T>
+    }
+
+    /// How each chunk ended: how many results it wrote and its error, if any, each slot
+    /// written by the one thread that runs the chunk and read after `concurrentPerform`
+    /// returned.
+    private final class Chunks<Failure: Error>: @unchecked Sendable {
+        private let slots: UnsafeMutableBufferPointer<(written: Int, error: Failure?)>
 
         init(count: Int) {
             slots = .allocate(capacity: count)
-            slots.initialize(repeating: nil)
+            slots.initialize(repeating: (0, nil))
         }
 
-        func store(_ result: Result<[T], Failure>, at index: Int) { slots[index] = result }
-
-        func take(_ index: Int) -> Result<[T], Failure> {
-            guard let result = slots[index] else { preconditionFailure("chunk \(index) was not run") }
-            slots[index] = nil
-            return result
-        }
+        func store(written: Int, error: Failure?, at index: Int) { slots[index] = (written, error) }
+        func written(at index: Int) -> Int { slots[index].written }
+        func error(at index: Int) -> Failure? { slots[index].error }
 
         func deallocate() {
             _ = slots.deinitialize()

@@ -1,3 +1,4 @@
+import Dispatch
 import GeoCluster
 import GeoClusterWire
 import HashTreeCollections
@@ -53,27 +54,72 @@ public struct LiveLayer: Sendable {
     /// A layer holding `records`, which must have distinct ids. Each record is checked as
     /// ``insert(_:index:)`` checks it (the first bad one throws) and takes the slot of its
     /// position; the index is then built in one go rather than by an insert per record.
+    /// The id map, and the index with the table of records, are built side by side on
+    /// two cores when there are two.
     public init(name: String, kind: LayerKind, records: [LayerRecord],
                 options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
         try self.init(name: name, kind: kind, options: options, sensitiveSpecies: sensitiveSpecies)
         let start = ContinuousClock.now
         var points: [LivePoint] = []
         points.reserveCapacity(records.count)
+        var invalid: (slot: Int, error: GeoClusterError)?
         for (slot, given) in records.enumerated() {
-            let record = shown(given)
-            let key = try key(of: record, slot: slot, position: slot)
-            let point = livePoint(record)
+            let point = livePoint(shown(given))
             do {
                 try LiveClusterIndex.validate(point, slot: slot)
             } catch {
-                throw .core(error, field: "records[\(slot)]")
+                invalid = (slot, error)
+                break
             }
             points.append(point)
-            self.records.append(record)
-            slots[key] = slot
         }
-        index.load(points)
+        if let invalid {
+            // One by one, a record's id is checked before its position: a duplicate id up
+            // to the invalid record is the error.
+            _ = try Self.slots(of: records[...invalid.slot], layer: name)
+            throw .core(invalid.error, field: "records[\(invalid.slot)]")
+        }
+        let parts = BuiltParts(index: index)
+        let allPoints = points, sensitive = sensitiveSpecies
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if part == 0 {
+                parts.slots = Result { () throws(EngineError) in try Self.slots(of: records, layer: name) }
+                // Shown again rather than kept from the loop: a third copy of the records
+                // would raise the peak memory of a start by a tenth.
+                parts.records = PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
+            } else {
+                parts.index.load(allPoints)
+            }
+        }
+        slots = try parts.slots.get()
+        index = parts.index
+        self.records = parts.records
         buildSeconds = (ContinuousClock.now - start).inSeconds
+    }
+
+    /// What the two threads of the bulk init build, each part written by one of them and
+    /// read after both have ended.
+    private final class BuiltParts: @unchecked Sendable {
+        var slots: Result<TreeDictionary<String, Int>, EngineError> = .success([:])
+        var index: LiveClusterIndex
+        var records = PersistentVector<LayerRecord?>()
+
+        init(index: LiveClusterIndex) { self.index = index }
+    }
+
+    /// The slot of each record by id key, a record at the slot of its position; the first
+    /// id held twice is `duplicate_id`. Keys as ``key(of:slot:position:)`` gives them.
+    private static func slots(of records: some Collection<LayerRecord>,
+                              layer: String) throws(EngineError) -> TreeDictionary<String, Int> {
+        var slots = TreeDictionary<String, Int>()
+        for (slot, record) in records.enumerated() {
+            if record.idKey.isEmpty {
+                slots["#\(slot)"] = slot
+            } else if slots.updateValue(slot, forKey: record.idKey) != nil {
+                throw .duplicateID(layer: layer, index: slot, id: record.idKey)
+            }
+        }
+        return slots
     }
 
     public var count: Int { index.count }
@@ -138,6 +184,10 @@ public struct LiveLayer: Sendable {
     /// The record as answers show it: generalised when its species is sensitive, without
     /// its note.
     private func shown(_ record: LayerRecord) -> LayerRecord {
+        Self.shown(record, sensitiveSpecies: sensitiveSpecies)
+    }
+
+    private static func shown(_ record: LayerRecord, sensitiveSpecies: Set<String>) -> LayerRecord {
         guard case let .sighting(species, _, _) = record.fields else { return record }
         return (sensitiveSpecies.contains(species) ? record.generalized() : record).withholdingNote()
     }

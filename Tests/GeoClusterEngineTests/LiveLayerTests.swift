@@ -372,5 +372,11 @@ struct LiveLayerTests {
         let limit = LiveClusterIndex.maxPartitions
         #expect(building == .core(.invalidOptions(reason: "partition must be within 0..<\(limit), got \(limit)"),
                                   field: "records[\(limit)]"))
+        // A duplicate before that record is the error, as inserts one by one find it first.
+        var early = places
+        early.insert(places[0], at: 1)
+        #expect(throws: EngineError.duplicateID(layer: "places", index: 1, id: places[0].idKey)) {
+            try LiveLayer(name: "places", kind: .places, records: early)
+        }
     }
 }

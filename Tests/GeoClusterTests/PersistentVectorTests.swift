@@ -35,4 +35,19 @@ struct PersistentVectorTests {
         #expect(snapshot.withElement(at: 32_999) { $0.pointee } == 7)
         #expect(vector.withElement(at: 32_999) { $0.pointee } == 1)
     }
+
+    /// Built from an array at the sizes where a level is added, then grown and changed:
+    /// the same elements as appending them, and appends after it land where they should.
+    @Test func oneBuiltFromAnArrayHoldsItAndGrowsAsAppendsWould() {
+        for size in [0, 1, 31, 32, 33, 1_023, 1_024, 1_025, 32_768, 32_769, 40_000] {
+            let elements = Array(0..<size)
+            var vector = PersistentVector(elements)
+            #expect(vector.count == size)
+            #expect((0..<size).allSatisfy { vector[$0] == $0 }, "size \(size)")
+            for extra in 0..<1_100 { vector.append(size + extra) }
+            if size > 0 { vector[size - 1] = -1 }
+            #expect(vector.count == size + 1_100)
+            #expect((0..<vector.count).allSatisfy { vector[$0] == ($0 == size - 1 ? -1 : $0) }, "size \(size)")
+        }
+    }
 }
