@@ -207,12 +207,14 @@ public final class LiveLayerStore: Sendable {
 }
 
 extension LiveLayer {
-    /// A layer of stored records, each validated again against the kind's schema.
+    /// A layer of stored records, each validated again against the kind's schema: parsed
+    /// on every core, then built in one go as from a layer file (the first bad record,
+    /// in store order, is the error).
     public init(name: String, kind: LayerKind, stored: [StoredRecord],
                 options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
-        try self.init(name: name, kind: kind, options: options, sensitiveSpecies: sensitiveSpecies)
-        for (position, item) in stored.enumerated() {
-            try insert(try LayerRecord(stored: item, kind: kind, layer: name, index: position), index: position)
+        let records = try FeatureSpans.concurrentMap(stored.count) { position throws(EngineError) in
+            try LayerRecord(stored: stored[position], kind: kind, layer: name, index: position)
         }
+        try self.init(name: name, kind: kind, records: records, options: options, sensitiveSpecies: sensitiveSpecies)
     }
 }
