@@ -355,11 +355,18 @@ extension LiveClusterIndex {
     /// half the radius (every item of it may show), and for a block that crosses that
     /// margin with the merges of its items within it only (kept so, and read by later
     /// views whose margin meets the block within that part).
-    func appendResolved(_ blocks: (UInt32, UInt32, UInt32, UInt32), within rect: UnitRect?, store: inout BlockStore,
-                        into answer: inout LiveAnswer) {
+    func appendResolved(_ blocks: (UInt32, UInt32, UInt32, UInt32), of query: (UInt32, UInt32, UInt32, UInt32)? = nil,
+                        within rect: UnitRect?, store: inout BlockStore, into answer: inout LiveAnswer) {
         func inRange(_ code: UInt64) -> Bool {
             let (bx, by) = BulkBuilder.position(code)
             return bx >= blocks.0 && bx <= blocks.2 && by >= blocks.1 && by <= blocks.3
+        }
+        // A merge whose first-ranking block the query reads is appended with that block,
+        // also when this call (one part of the query) does not read it.
+        let query = query ?? blocks
+        func inQuery(_ code: UInt64) -> Bool {
+            let (bx, by) = BulkBuilder.position(code)
+            return bx >= query.0 && bx <= query.2 && by >= query.1 && by <= query.3
         }
         var codes: [UInt64] = []
         if store.formed != nil {
@@ -418,7 +425,7 @@ extension LiveClusterIndex {
                 append(entry.items, range: 0..<entry.mergedStart, within: within(rect, bx, by, zoom: store.zoom),
                        into: &answer)
                 append(entry.items, range: entry.mergedStart..<entry.foreignStart, within: rect, into: &answer)
-                for (k, winner) in entry.foreignBlocks.enumerated() where !inRange(winner) {
+                for (k, winner) in entry.foreignBlocks.enumerated() where !inQuery(winner) {
                     append(entry.items, range: entry.foreignStart + k..<entry.foreignStart + k + 1, within: rect,
                            into: &answer)
                 }
@@ -440,7 +447,7 @@ extension LiveClusterIndex {
                 start = i + 1
                 if merge.winner.block == code {
                     winners.append(merge.merged)
-                } else if !inRange(merge.winner.block) {
+                } else if !inQuery(merge.winner.block) {
                     foreign.append(merge.merged)
                 }
             }

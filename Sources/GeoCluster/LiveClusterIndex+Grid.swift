@@ -11,14 +11,21 @@ extension LiveClusterIndex {
         func contains(_ x: Double, _ y: Double) -> Bool { x >= minX && x <= maxX && y >= minY && y <= maxY }
     }
 
-    /// Appends the items whose positions lie in `rect` (projected units) at zoom `z`.
-    func appendClusters(in rect: UnitRect, zoom z: Int, filter: LiveFilter, into answer: inout LiveAnswer) {
+    /// Appends the items whose positions lie in `rect` (projected units) at zoom `z`;
+    /// with a `limit`, stops once the answer holds more features than that (leaving
+    /// `answer.isComplete` false).
+    func appendClusters(in rect: UnitRect, zoom z: Int, filter: LiveFilter, limit: Int? = nil,
+                        into answer: inout LiveAnswer) {
         if z > options.maxZoom {
             let level = min(32, grid.level(zoom: options.maxZoom) + 1)
             let (x0, y0, x1, y1) = cellRange(rect, level: level)
             forEachPoint(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { entry in
                 if rect.contains(LeafEntry.unquantize(entry.qx), LeafEntry.unquantize(entry.qy)) {
                     answer.features.append(pointFeature(entry))
+                    if let limit, answer.features.count > limit {
+                        answer.isComplete = false
+                        return false
+                    }
                 }
                 return true
             }
@@ -28,18 +35,24 @@ extension LiveClusterIndex {
         let (cy0, cy1) = grid.cellRange(rect.minY, rect.maxY, zoom: z)
         let shift = UInt32(Self.blockShift)
         let blocks = (cx0 >> shift, cy0 >> shift, cx1 >> shift, cy1 >> shift)
-        appendBlocks(blocks, within: rect, zoom: z, filter: filter, into: &answer)
+        appendBlocks(blocks, within: rect, zoom: z, filter: filter, limit: limit, into: &answer)
     }
 
     /// Appends the items of a range of blocks at zoom `z`, after merges across their
-    /// edges (`LiveClusterIndex+Edges.swift`), that lie in `rect` (all when `nil`).
+    /// edges (`LiveClusterIndex+Edges.swift`), that lie in `rect` (all when `nil`). With a
+    /// `limit`, a range of many blocks is formed part by part and the answer stops after
+    /// the part that takes it over the limit.
     func appendBlocks(_ blocks: (UInt32, UInt32, UInt32, UInt32), within rect: UnitRect?, zoom z: Int,
-                      filter: LiveFilter, into answer: inout LiveAnswer) {
+                      filter: LiveFilter, limit: Int? = nil, into answer: inout LiveAnswer) {
         // A query over many blocks (the world at a deep zoom) forms its groups in one
         // grid: block by block, the work and memory per block would outweigh them, and
         // its kept groups would push out those of the views in use.
         let blockCount = Int(blocks.2 - blocks.0 + 1) * Int(blocks.3 - blocks.1 + 1)
         let keep = filter.partitions == nil && !filter.testsPoints && blockCount <= Self.blocksKeptPerQuery
+        if !keep, let limit, let rect {
+            appendParts(blocks, within: rect, zoom: z, filter: filter, limit: limit, into: &answer)
+            return
+        }
         var store = BlockStore(zoom: z, filter: keep ? .all : filter, keeps: keep)
         if !keep {
             // The blocks in one grid, and without a rect a ring around them (all their
@@ -54,6 +67,55 @@ extension LiveClusterIndex {
                        formed: formed, index: self)
         }
         appendResolved(blocks, within: rect, store: &store, into: &answer)
+    }
+
+    /// Blocks per side of the parts a query over many blocks is formed in when it has a
+    /// feature limit.
+    static let partSide: UInt32 = 32
+
+    /// The items of a range of blocks in `rect`, formed part by part: the aligned squares
+    /// of ``partSide`` blocks that hold points, along the Z-order curve, which is the
+    /// order of the blocks in an answer formed in one grid, so that the parts together
+    /// give that answer. Merges across the edges of two parts are found as across any
+    /// block edge (a block beside a part is formed when read) and appended once, with the
+    /// block that ranks first. Stops after the part that takes the answer over `limit`.
+    private func appendParts(_ blocks: (UInt32, UInt32, UInt32, UInt32), within rect: UnitRect, zoom z: Int,
+                             filter: LiveFilter, limit: Int, into answer: inout LiveAnswer) {
+        var side: UInt32 = Self.partSide
+        while (blocks.0 / side != blocks.2 / side || blocks.1 / side != blocks.3 / side), side < 1 << 31 { side <<= 1 }
+        func visit(_ x: UInt32, _ y: UInt32, _ side: UInt32) -> Bool {
+            let part = (max(x, blocks.0), max(y, blocks.1), min(x &+ (side - 1), blocks.2), min(y &+ (side - 1), blocks.3))
+            guard part.0 <= part.2, part.1 <= part.3, hasPoints(part, zoom: z, filter: filter) else { return true }
+            guard side > Self.partSide else {
+                var store = BlockStore(zoom: z, filter: filter, keeps: false)
+                let (x0, y0, x1, y1) = cells(of: part, zoom: z)
+                store.fill(formItems(cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter), zoom: z,
+                                     filter: filter), formed: part, index: self)
+                appendResolved(part, of: blocks, within: rect, store: &store, into: &answer)
+                if answer.features.count > limit {
+                    answer.isComplete = false
+                    return false
+                }
+                return true
+            }
+            let half = side / 2
+            // Z-order: x is the lower bit.
+            return visit(x, y, half) && visit(x &+ half, y, half) && visit(x, y &+ half, half)
+                && visit(x &+ half, y &+ half, half)
+        }
+        _ = visit(blocks.0 / side * side, blocks.1 / side * side, side)
+    }
+
+    /// Whether a point that passes `filter` lies in the cells of a range of blocks.
+    private func hasPoints(_ blocks: (UInt32, UInt32, UInt32, UInt32), zoom z: Int, filter: LiveFilter) -> Bool {
+        let (cx0, cy0, cx1, cy1) = cells(of: blocks, zoom: z)
+        let (x0, x1) = grid.subRange(cx0, cx1, zoom: z), (y0, y1) = grid.subRange(cy0, cy1, zoom: z)
+        var found = false
+        forEachPoint(level: grid.level(zoom: z), x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { _ in
+            found = true
+            return false
+        }
+        return found
     }
 
     /// The items of the groups that the cells of `grid` (their totals at zoom `z`) form:

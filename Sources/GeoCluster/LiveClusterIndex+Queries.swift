@@ -32,13 +32,18 @@ extension LiveClusterIndex {
     /// by block along the Z-order curve. Every block the box meets is formed whole, so an
     /// item is the same in every view that shows it. A box crossing the antimeridian is
     /// answered as its two halves, eastern first.
-    public func clusters(in bbox: BoundingBox, zoom: Double, filter: LiveFilter = .all) throws(GeoClusterError) -> LiveAnswer {
+    ///
+    /// With a `limit`, the query stops once it holds more features than that, and the
+    /// answer says it is not complete (``LiveAnswer/isComplete``): an answer too large to
+    /// be sent is refused after forming about `limit` features, not all of them.
+    public func clusters(in bbox: BoundingBox, zoom: Double, filter: LiveFilter = .all,
+                         limit: Int? = nil) throws(GeoClusterError) -> LiveAnswer {
         let z = try clampedZoom(zoom)
         var answer = LiveAnswer(features: [], summaries: [])
-        for span in bbox.spans {
+        for span in bbox.spans where answer.isComplete {
             let rect = UnitRect(minX: WebMercator.x(longitude: span.west), minY: WebMercator.y(latitude: span.north),
                                 maxX: WebMercator.x(longitude: span.east), maxY: WebMercator.y(latitude: span.south))
-            appendClusters(in: rect, zoom: z, filter: filter, into: &answer)
+            appendClusters(in: rect, zoom: z, filter: filter, limit: limit, into: &answer)
         }
         return answer
     }

@@ -115,4 +115,7 @@ public struct PartitionTotal: Sendable, Hashable {
 public struct LiveAnswer: Sendable {
     public var features: [ClusterFeature]
     public var summaries: [LiveSummary]
+    /// False when a query with a feature limit stopped once it passed it: `features`
+    /// then holds more than the limit but not all of the answer.
+    public var isComplete = true
 }

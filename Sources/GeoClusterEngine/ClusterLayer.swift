@@ -19,8 +19,10 @@ public protocol ClusterLayer: Sendable {
     /// The layer's entry in `layers` and `stats` answers.
     var summary: JSONValue { get }
 
-    /// Clusters and points inside `bbox` at `zoom`, as a GeoJSON FeatureCollection.
-    func clusters(in bbox: BoundingBox, zoom: Double, filter: LayerFilter) throws(EngineError) -> LayerAnswer
+    /// Clusters and points inside `bbox` at `zoom`, as a GeoJSON FeatureCollection. An
+    /// implementation may stop once the answer holds more than `limit` features, and say
+    /// so (``LayerAnswer/isComplete``).
+    func clusters(in bbox: BoundingBox, zoom: Double, filter: LayerFilter, limit: Int) throws(EngineError) -> LayerAnswer
     /// The clusters and points one zoom below a cluster, as a FeatureCollection.
     func children(of clusterID: Int, filter: LayerFilter) throws(EngineError) -> LayerAnswer
     /// One page of a cluster's points, as a FeatureCollection with `total`, `limit`, `offset`;
@@ -37,6 +39,9 @@ public protocol ClusterLayer: Sendable {
 public struct LayerAnswer {
     /// Features in the answer, for ``Engine/Limits/maxFeaturesPerResponse``.
     public let featureCount: Int
+    /// False for an answer that stopped once it held more features than the limit it was
+    /// asked with: it is to be refused, not written.
+    public internal(set) var isComplete = true
     private let write: (inout [UInt8]) -> Void
 
     init(featureCount: Int, write: @escaping (inout [UInt8]) -> Void) {
@@ -142,7 +147,7 @@ extension EngineError {
 extension RadiusLayer: ClusterLayer {
     public var pointCount: Int { features.count }
 
-    public func clusters(in bbox: BoundingBox, zoom: Double, filter: LayerFilter) throws(EngineError) -> LayerAnswer {
+    public func clusters(in bbox: BoundingBox, zoom: Double, filter: LayerFilter, limit: Int) throws(EngineError) -> LayerAnswer {
         try unfiltered(filter)
         let index = index
         return featureCollection(try EngineError.attributing(to: "zoom") { () throws(GeoClusterError) in
@@ -207,12 +212,15 @@ extension RadiusLayer: ClusterLayer {
 extension LiveLayer: ClusterLayer {
     public var pointCount: Int { count }
 
-    public func clusters(in bbox: BoundingBox, zoom: Double, filter: LayerFilter) throws(EngineError) -> LayerAnswer {
+    public func clusters(in bbox: BoundingBox, zoom: Double, filter: LayerFilter, limit: Int) throws(EngineError) -> LayerAnswer {
         let liveFilter = try liveFilter(filter)
         let index = index
-        return featureCollection(try EngineError.attributing(to: "zoom") { () throws(GeoClusterError) in
-            try index.clusters(in: bbox, zoom: zoom, filter: liveFilter)
-        }, ranking: filter.topBy ?? .sightings)
+        let answer = try EngineError.attributing(to: "zoom") { () throws(GeoClusterError) in
+            try index.clusters(in: bbox, zoom: zoom, filter: liveFilter, limit: limit)
+        }
+        var collection = featureCollection(answer, ranking: filter.topBy ?? .sightings)
+        collection.isComplete = answer.isComplete
+        return collection
     }
 
     public func children(of clusterID: Int, filter: LayerFilter) throws(EngineError) -> LayerAnswer {

@@ -218,7 +218,8 @@ public final class Engine: Sendable {
         let answer: LayerAnswer
         switch request {
         case let .clusters(name, bbox, zoom, filter):
-            answer = try entry(named: name).current.clusters(in: bbox, zoom: zoom, filter: filter)
+            answer = try entry(named: name).current.clusters(in: bbox, zoom: zoom, filter: filter,
+                                                             limit: limits.maxFeaturesPerResponse)
         case let .children(name, clusterID, filter):
             answer = try entry(named: name).current.children(of: clusterID, filter: filter)
         case let .leaves(name, clusterID, limit, offset, filter, order):
@@ -234,6 +235,9 @@ public final class Engine: Sendable {
             return LayerAnswer(featureCount: tile.features.count) { value.encode(into: &$0) }
         case .layers, .stats, .write, .project, .nearby, .reachable, .get, .stations, .species, .expansionZoom:
             preconditionFailure("not a layer query")
+        }
+        guard answer.isComplete else {
+            throw .tooLarge(what: "more than \(limits.maxFeaturesPerResponse) features", limit: limits.maxFeaturesPerResponse)
         }
         try checkSize(answer.featureCount)
         return answer

@@ -309,4 +309,54 @@ struct LiveClusterViewTests {
         #expect(cache.entry(999, stamp: BlockStamp(a: 1_000), root: 1) != nil, "the newest entry is kept")
         #expect(cache.entry(999, stamp: BlockStamp(a: 1_000, b: 7), root: 1) == nil, "a changed block is formed again")
     }
+
+    /// A query over many blocks with a feature limit is formed part by part: without
+    /// reaching the limit it answers exactly as formed in one grid (same features, same
+    /// order, same summaries); past it, it may stop, with a prefix of that answer holding
+    /// more features than the limit, and then says it is not complete.
+    @Test func aLimitedQueryAnswersAsOneGridOrStopsWithAPrefix() throws {
+        let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 14, bucketSize: 4)
+        var random = SeededRandom(seed: 77)
+        var index = try LiveClusterIndex(options: options, partitioned: true)
+        for slot in 0..<4_000 {
+            var point = LiveClusterIndexTests.randomPoint(&random)
+            if slot % 3 == 0 {
+                point.coordinate = Coordinate(longitude: random.between(120, 135), latitude: random.between(30, 45))
+            } else if slot % 3 == 1 {
+                // Either side of the meridian, an edge of parts at every zoom: items that
+                // merge across it.
+                point.coordinate = Coordinate(longitude: slot % 2 == 0 ? 0.00002 : -0.00002,
+                                              latitude: random.between(-5, 5))
+            }
+            try index.insert(point, slot: slot)
+        }
+        let boxes = [BoundingBox.world, try BoundingBox(west: 120, south: 30, east: 135, north: 45)]
+        var checked = 0, stopped = 0
+        for box in boxes {
+            for zoom in 5...15 {
+                for filter in [LiveFilter.all, LiveFilter(partitions: [0, 2])] {
+                    let whole = try index.clusters(in: box, zoom: Double(zoom), filter: filter)
+                    let parts = try index.clusters(in: box, zoom: Double(zoom), filter: filter, limit: .max)
+                    #expect(whole.isComplete && parts.isComplete)
+                    #expect(Self.items(parts) == Self.items(whole), "zoom \(zoom)")
+                    #expect(parts.features.map(\.clusterID) == whole.features.map(\.clusterID), "zoom \(zoom)")
+                    let n = whole.features.count
+                    for limit in Set([0, 1, n / 3, max(0, n - 1), n]) {
+                        // Views of few blocks are formed whole (and kept): complete whatever the limit.
+                        let limited = try index.clusters(in: box, zoom: Double(zoom), filter: filter, limit: limit)
+                        if limited.isComplete {
+                            #expect(Self.items(limited) == Self.items(whole), "zoom \(zoom) limit \(limit)")
+                        } else {
+                            stopped += 1
+                            #expect(n > limit && limited.features.count > limit, "zoom \(zoom) limit \(limit)")
+                            #expect(Array(Self.items(whole).prefix(limited.features.count)) == Self.items(limited))
+                        }
+                    }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked == 44)
+        #expect(stopped > 20)
+    }
 }
