@@ -327,7 +327,7 @@ extension JSONValue {
 
     /// The end of the number token at `start` when it is written as ``encodeNumber(_:into:)``
     /// writes its value (see ``isWrittenAsEncoded(_:)``), else `nil`.
-    private static func canonicalNumberEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    static func canonicalNumberEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         func isDigit(_ i: Int) -> Bool { i < bytes.count && bytes[i] >= UInt8(ascii: "0") && bytes[i] <= UInt8(ascii: "9") }
         var i = start
         if bytes[i] == UInt8(ascii: "-") { i += 1 }

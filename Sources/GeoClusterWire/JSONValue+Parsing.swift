@@ -399,20 +399,7 @@ private struct JSONParser<Bytes: RandomAccessCollection<UInt8>> where Bytes.Inde
     /// Steps over one well-formed multi-byte UTF-8 sequence (Unicode Table 3-7), which
     /// rules out overlong forms, UTF-16 surrogates and code points above U+10FFFF.
     private mutating func skipMultibyteSequence() throws(JSONParseError) {
-        let lead = bytes[position]
-        // The range allowed for the second byte, and how many bytes follow the lead.
-        let second: ClosedRange<UInt8>
-        let trailing: Int
-        switch lead {
-        case 0xC2...0xDF: (second, trailing) = (0x80...0xBF, 1)
-        case 0xE0: (second, trailing) = (0xA0...0xBF, 2)
-        case 0xE1...0xEC, 0xEE...0xEF: (second, trailing) = (0x80...0xBF, 2)
-        case 0xED: (second, trailing) = (0x80...0x9F, 2)
-        case 0xF0: (second, trailing) = (0x90...0xBF, 3)
-        case 0xF1...0xF3: (second, trailing) = (0x80...0xBF, 3)
-        case 0xF4: (second, trailing) = (0x80...0x8F, 3)
-        default: throw invalidUTF8(at: position)
-        }
+        guard let (second, trailing) = utf8Sequence(lead: bytes[position]) else { throw invalidUTF8(at: position) }
         for index in 1...trailing {
             guard position + index < bytes.endIndex else { throw endOfInput(expected: "a UTF-8 continuation byte") }
             let byte = bytes[position + index]
@@ -587,6 +574,34 @@ extension JSONValue {
     /// A number beyond a double's range is `nil` too.
     public static func number(text: some StringProtocol) -> Double? {
         let bytes = Array(text.utf8)
+        var parser = JSONParser(bytes: bytes, maxDepth: 1)
+        guard let value = parser.parseWholeNumber(), value.isFinite else { return nil }
+        return value
+    }
+}
+
+/// For the lead byte of a well-formed multi-byte UTF-8 sequence (Unicode Table 3-7), the
+/// range allowed for the second byte and how many bytes follow the lead; `nil` for a byte
+/// that cannot lead one (ASCII, a continuation byte, or one of an overlong, surrogate or
+/// above-U+10FFFF form).
+@inline(__always)
+func utf8Sequence(lead: UInt8) -> (second: ClosedRange<UInt8>, trailing: Int)? {
+    switch lead {
+    case 0xC2...0xDF: (0x80...0xBF, 1)
+    case 0xE0: (0xA0...0xBF, 2)
+    case 0xE1...0xEC, 0xEE...0xEF: (0x80...0xBF, 2)
+    case 0xED: (0x80...0x9F, 2)
+    case 0xF0: (0x90...0xBF, 3)
+    case 0xF1...0xF3: (0x80...0xBF, 3)
+    case 0xF4: (0x80...0x8F, 3)
+    default: nil
+    }
+}
+
+extension JSONValue {
+    /// The number whose JSON text is all of `bytes`, read as ``number(text:)`` reads one,
+    /// in place.
+    static func number(bytes: UnsafeBufferPointer<UInt8>) -> Double? {
         var parser = JSONParser(bytes: bytes, maxDepth: 1)
         guard let value = parser.parseWholeNumber(), value.isFinite else { return nil }
         return value

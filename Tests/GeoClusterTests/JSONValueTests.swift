@@ -580,6 +580,93 @@ import Testing
         for text in rewritten { #expect(!JSONValue.isWrittenAsEncoded(Array(text.utf8)[...]), "\(text)") }
     }
 
+    // MARK: - Compact text read in place
+
+    /// What ``CompactJSON/check(_:maxDepth:)`` says of a text agrees with the parser:
+    /// refused whenever the parser refuses it, and otherwise the text it accepts or
+    /// writes is what encoding the parsed value writes. Random documents, encoded, then
+    /// with whitespace put between tokens, numbers spelt otherwise, or a byte changed.
+    @Test func aCheckedTextIsWhatEncodingItsParsedValueWrites() throws {
+        var rng = SplitMix64(seed: 0x5EED_0016)
+        let respellings: [(String, String)] = [("1", "1.0"), ("0", "-0"), ("5", "5e0"), ("2", "20E-1"), (".5", ".50")]
+        let noise: [UInt8] = Array(#"{}[]",:0123456789-.eE+ntfa\"#.utf8) + [0x20, 0x0A, 0x00, 0xC3, 0xA9, 0xFF]
+        var forms = (compact: 0, rewritten: 0, refused: 0, refusedByParser: 0)
+        for round in 0..<6_000 {
+            var text: [UInt8] = []
+            Self.randomValue(&rng, depth: 0).encode(into: &text)
+            switch round % 4 {
+            case 0:
+                break
+            case 1:  // whitespace after some structural bytes
+                var spaced: [UInt8] = []
+                var inString = false
+                for byte in text {
+                    spaced.append(byte)
+                    if byte == UInt8(ascii: "\"") { inString.toggle() }
+                    if !inString, [UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "{")].contains(byte),
+                       Bool.random(using: &rng) {
+                        spaced += Array([" ", "\n", "\t ", "\r\n  "].randomElement(using: &rng)!.utf8)
+                    }
+                }
+                text = [0x20] + spaced + [0x0A]
+            case 2:  // another spelling of some numbers (or of digits inside strings)
+                var string = String(decoding: text, as: UTF8.self)
+                let (from, to) = respellings.randomElement(using: &rng)!
+                if let range = string.range(of: from) { string.replaceSubrange(range, with: to) }
+                text = Array(string.utf8)
+            default:  // one byte changed, dropped or added
+                let position = Int.random(in: 0...text.count, using: &rng)
+                let byte = noise.randomElement(using: &rng)!
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0 where position < text.count: text[position] = byte
+                case 1 where position < text.count: text.remove(at: position)
+                default: text.insert(byte, at: position)
+                }
+            }
+            let maxDepth = Int.random(in: 1...5, using: &rng)
+            let form = text.withUnsafeBufferPointer { CompactJSON.check($0, maxDepth: maxDepth) }
+            guard let parsed = try? JSONValue.parse(text, maxDepth: maxDepth) else {
+                forms.refusedByParser += 1
+                #expect(form == .refused, "\(String(decoding: text, as: UTF8.self)) is not JSON, but was read")
+                continue
+            }
+            var encoded: [UInt8] = []
+            parsed.encode(into: &encoded)
+            switch form {
+            case .compact:
+                forms.compact += 1
+                #expect(encoded == text, "\(String(decoding: text, as: UTF8.self)) was read as compact")
+            case let .rewritten(rewritten):
+                forms.rewritten += 1
+                #expect(encoded == rewritten, "\(String(decoding: text, as: UTF8.self)) was rewritten \(String(decoding: rewritten, as: UTF8.self))")
+            case .refused:
+                forms.refused += 1
+            }
+        }
+        // Every outcome is reached often.
+        #expect(forms.compact > 1_000 && forms.rewritten > 500 && forms.refused > 500 && forms.refusedByParser > 500,
+                "\(forms)")
+    }
+
+    @Test func aCheckLeavesToTheParserWhatItDoesNotRead() {
+        func form(_ text: String, maxDepth: Int = 64) -> CompactJSON.Form {
+            Array(text.utf8).withUnsafeBufferPointer { CompactJSON.check($0, maxDepth: maxDepth) }
+        }
+        func rewritten(_ text: String) -> CompactJSON.Form { .rewritten(Array(text.utf8)) }
+        #expect(form(#"{"type":"Feature","properties":{"species":"까치","count":3,"ok":[true,false,null]}}"#) == .compact)
+        #expect(form(#"{ "a" : [ 1.50 , -0, 2e3, 0.0000001 ] }"#) == rewritten(#"{"a":[1.5,0,2000,1e-7]}"#))
+        #expect(form(#"[[1]]"#, maxDepth: 2) == .compact)
+        #expect(form(#"[[1]]"#, maxDepth: 1) == .refused)
+        for text in [#""a\"b""#, #""\u0041""#, "\"a\u{1}\"", #"{"a":1,"a":2}"#, #"[{"a":{"b":1,"b":1}}]"#,
+                     "01", "-", "1.", "1e", "+1", "1e400", "[1,]", #"{"a":1,}"#, "[1] x", "", " "] {
+            #expect(form(text) == .refused, "\(text)")
+        }
+        let wide = "{" + (0...CompactJSON.maxMembers).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + "}"
+        #expect(form(wide) == .refused)
+        let invalidUTF8: [UInt8] = [0x22, 0xC0, 0xAF, 0x22]
+        #expect(invalidUTF8.withUnsafeBufferPointer { CompactJSON.check($0, maxDepth: 1) } == .refused)
+    }
+
     // MARK: - supercluster's places fixture
 
     /// The file is pretty-printed JavaScript output, so with the whitespace between
