@@ -216,17 +216,22 @@ public enum LayerCatalog {
         if let spans = FeatureSpans.scan(bytes) {
             do throws(FeatureFailure) {
                 return try FeatureSpans.concurrentMap(spans.count) { i throws(FeatureFailure) in
+                    let text = Array(bytes[spans[i]])
+                    // A feature written as answers write it is read in place; any other is parsed.
+                    if let record = LayerRecord(compactFeature: text, kind: kind, layer: layer, index: i,
+                                                maxDepth: featureDepth) {
+                        return record
+                    }
                     let json: JSONValue
-                    let text = bytes[spans[i]]
                     do {
-                        json = try JSONValue.parse(text, maxDepth: featureDepth)
+                        json = try JSONValue.parse(text[...], maxDepth: featureDepth)
                     } catch {
                         throw .unparsable
                     }
                     do throws(EngineError) {
                         // A feature already written as answers write it keeps its text.
                         return try LayerRecord(json: json, kind: kind, layer: layer, index: i,
-                                               text: JSONValue.isWrittenAsEncoded(text) ? Array(text) : nil)
+                                               text: JSONValue.isWrittenAsEncoded(text[...]) ? text : nil)
                     } catch {
                         throw .record(error)
                     }

@@ -181,6 +181,11 @@ extension LayerChange {
 extension LayerRecord {
     /// Validates a stored record again, keeping its text: it was written from a record's.
     init(stored: StoredRecord, kind: LayerKind, layer: String, index: Int) throws(EngineError) {
+        if let record = LayerRecord(compactFeature: stored.featureText, kind: kind, layer: layer, index: index,
+                                    maxDepth: 64) {
+            self = record
+            return
+        }
         try self.init(json: try stored.feature(layer: layer), kind: kind, layer: layer, index: index,
                       text: stored.featureText)
     }

@@ -178,7 +178,7 @@ private func describe(_ value: JSONValue) -> String {
 }
 
 /// Reads the members of one record, carrying what its errors report.
-private struct RecordReader {
+struct RecordReader {
     let layer: String
     let index: Int
     /// The id as JSON text once it is known valid.
@@ -191,15 +191,25 @@ private struct RecordReader {
 
     /// Members of a flat record besides the kind fields.
     static let flatMembers = ["id", "lon", "lat", "properties"]
-    static let sightingFields = ["species", "count", "observed_at", "observer_id"]
-    static let placeFields = ["name", "category", "dwell_minutes"]
-    static let stationFields = ["name", "lines"]
+    static let sightingFields = staticFieldNames(of: .sightings).map(\.description)
+    static let placeFields = staticFieldNames(of: .places).map(\.description)
+    static let stationFields = staticFieldNames(of: .stations).map(\.description)
 
     static func fieldNames(of kind: LayerKind) -> [String] {
         switch kind {
         case .sightings: sightingFields
         case .places: placeFields
         case .stations: stationFields
+        case .points: []
+        }
+    }
+
+    /// The kind's fields, as compared with the bytes of a text read in place.
+    static func staticFieldNames(of kind: LayerKind) -> [StaticString] {
+        switch kind {
+        case .sightings: ["species", "count", "observed_at", "observer_id"]
+        case .places: ["name", "category", "dwell_minutes"]
+        case .stations: ["name", "lines"]
         case .points: []
         }
     }
@@ -416,8 +426,7 @@ extension LayerRecord {
         return record
     }
 
-
-    private init(idKey: String, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],
+    init(idKey: String, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],
                  observerID: String?, hasNote: Bool) {
         self.idKey = idKey
         self.coordinate = coordinate

@@ -55,32 +55,46 @@ public struct Timestamp: Sendable, Hashable {
 
     /// `YYYY-MM-DDTHH:MM:SS` in the offset as written, then `Z` or `±HH:MM`.
     private static func canonicalText(epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: maxCanonicalLength) { buffer, count in
+            count = writeCanonicalText(epochSeconds: epochSeconds, offsetMinutes: offsetMinutes, marker: marker,
+                                       into: buffer)
+        }
+    }
+
+    /// The length of the longest ``canonicalText``: `YYYY-MM-DDTHH:MM:SS+HH:MM`.
+    private static let maxCanonicalLength = 25
+
+    /// Writes ``canonicalText`` at the start of `bytes` (at least ``maxCanonicalLength``
+    /// long) and returns its length.
+    private static func writeCanonicalText(epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8,
+                                           into bytes: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let local = epochSeconds + Int64(offsetMinutes) * 60
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let secondOfDay = Int(local - days * 86_400)
         let (year, month, day) = LocalDate.civil(daysSince1970: days)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(25)
-        func digits(_ value: Int, _ count: Int) {
-            var divisor = 1
-            for _ in 1..<count { divisor *= 10 }
-            var value = value
-            for _ in 0..<count {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                value %= divisor
-                divisor = max(1, divisor / 10)
-            }
+        var count = 0
+        func append(_ byte: UInt8) {
+            bytes[count] = byte
+            count += 1
         }
-        digits(Int(year), 4); bytes.append(UInt8(ascii: "-")); digits(Int(month), 2)
-        bytes.append(UInt8(ascii: "-")); digits(Int(day), 2); bytes.append(UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2); bytes.append(UInt8(ascii: ":")); digits(secondOfDay / 60 % 60, 2)
-        bytes.append(UInt8(ascii: ":")); digits(secondOfDay % 60, 2)
-        bytes.append(marker)
+        func digits(_ value: Int, _ width: Int) {
+            var value = value
+            for position in stride(from: count + width - 1, through: count, by: -1) {
+                bytes[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            count += width
+        }
+        digits(Int(year), 4); append(UInt8(ascii: "-")); digits(Int(month), 2)
+        append(UInt8(ascii: "-")); digits(Int(day), 2); append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2); append(UInt8(ascii: ":")); digits(secondOfDay / 60 % 60, 2)
+        append(UInt8(ascii: ":")); digits(secondOfDay % 60, 2)
+        append(marker)
         if marker != UInt8(ascii: "Z") {
             let minutes = Int(offsetMinutes.magnitude)
-            digits(minutes / 60, 2); bytes.append(UInt8(ascii: ":")); digits(minutes % 60, 2)
+            digits(minutes / 60, 2); append(UInt8(ascii: ":")); digits(minutes % 60, 2)
         }
-        return bytes
+        return count
     }
 
     private init(epochSeconds: Int64, localDay: Int32, localMonth: Int, offsetMinutes: Int, marker: UInt8, text: String) {
@@ -89,8 +103,14 @@ public struct Timestamp: Sendable, Hashable {
         self.month = UInt8(localMonth)
         self.offsetMinutes = Int16(offsetMinutes)
         self.marker = marker
-        let canonical = Self.canonicalText(epochSeconds: epochSeconds, offsetMinutes: Int16(offsetMinutes), marker: marker)
-        writtenText = text.utf8.elementsEqual(canonical) ? nil : text
+        // Compared in a buffer on the stack: most inputs are canonical, and keep nothing.
+        let isCanonical = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maxCanonicalLength) { buffer in
+            let count = Self.writeCanonicalText(epochSeconds: epochSeconds, offsetMinutes: Int16(offsetMinutes),
+                                                marker: marker, into: buffer)
+            return text.utf8.count == count
+                && text.utf8.elementsEqual(UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+        writtenText = isCanonical ? nil : text
     }
 
     /// Parses an RFC 3339 date-time; see the type's documentation for what is accepted.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeoCluster
+import GeoClusterTestSupport
 import GeoClusterWire
 @testable import GeoClusterEngine
 
@@ -326,4 +327,81 @@ struct LayerRecordTests {
         }
         #expect(keys.count == features.count, "ids are unique")
     }
+
+    // MARK: Features read in place
+
+    /// A feature read in place (``LayerRecord/init(compactFeature:kind:layer:index:maxDepth:)``)
+    /// is the record that parsing it gives, text included, or is left to parsing; and
+    /// nothing parsing refuses is read. Random features of every kind: valid and invalid
+    /// ids, geometries and fields, notes and owners, free-form members, members in any
+    /// order, with whitespace and numbers spelt otherwise than JavaScript writes them.
+    @Test func aFeatureReadInPlaceIsTheRecordParsingGives() throws {
+        var rng = SeededRandom(seed: 0x5EED_0C0D)
+        func maybe(_ probability: Double) -> Bool { rng.unit() < probability }
+        // The first option, which is valid, half of the time.
+        func pick(_ options: [String]) -> String { maybe(0.5) ? options[0] : options.randomElement(using: &rng)! }
+        let ids = [#""s1""#, "7", "-7.0", "1.5", #""""#, "null", ##""#1""##, "9007199254740993", "[1]", #""까치-1""#]
+        let geometries = [
+            #"{"type":"Point","coordinates":[126.9,37.5]}"#, #"{"type":"Point","coordinates":[126.90,37.5,12]}"#,
+            #"{"coordinates":[129,35.1],"type":"Point"}"#, #"{"type":"Point","coordinates":[200,37]}"#,
+            #"{"type":"Point","coordinates":[126.9]}"#, #"{"type":"Point","coordinates":[126.9,37.5,1,2]}"#,
+            #"{"type":"LineString","coordinates":[[1,2],[3,4]]}"#, #"{"type":"Point","coordinates":[1,"2"]}"#,
+            "null", #"{"type":"Point","coordinates":[1.27e2,3.7E1],"bbox":[1,2,1,2]}"#, #"[126.9,37.5]"#,
+        ]
+        let values: [String: [String]] = [
+            "species": [#""까치""#, #""""#, "3", #""Grus monacha""#],
+            "count": ["3", "0", "1.5", "1000000001", #""3""#, "1e2", "2.0"],
+            "observed_at": [#""2025-05-01T06:30:00+09:00""#, #""2025-05-01T06:30:00.5Z""#, #""2025-05-01""#, "20250501"],
+            "observer_id": [#""obs-1""#, #""""#, "5", "null"],
+            "note": [#""둥지 근처""#, "null", #"{"private":true}"#],
+            "name": [#""서울역""#, #""""#, "null"],
+            "category": [#""cafe""#, "1"],
+            "dwell_minutes": ["30", "1441", "null", #""x""#, "45.50"],
+            "lines": [#"["KTX","SRT"]"#, "[]", #"[""]"#, #""KTX""#],
+            "site": [#""순천만""#, #""갯벌 \"A\"""#], "visit": ["2.50", "-0"], "tags": [#"["a",{"b":null}]"#],
+        ]
+        var outcomes = (inPlace: 0, leftToParsing: 0, refused: 0)
+        for _ in 0..<3_000 {
+            let kind = LayerKind.allCases.randomElement(using: &rng)!
+            let space = maybe(0.2) ? " " : ""
+            func member(_ key: String, _ value: String) -> String { #""\#(key)":\#(space)\#(value)"# }
+            var properties = values.keys.sorted().filter { _ in maybe(0.7) }.map { member($0, pick(values[$0]!)) }
+            properties.shuffle(using: &rng)
+            var top: [String] = []
+            if maybe(0.95) { top.append(member("type", maybe(0.95) ? #""Feature""# : #""Point""#)) }
+            if maybe(0.9) { top.append(member("id", pick(ids))) }
+            if maybe(0.97) { top.append(member("geometry", pick(geometries))) }
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0: break
+            case 1: top.append(member("properties", pick(["null", "3", "[]"])))
+            default: top.append(member("properties", "{" + properties.joined(separator: ",") + "}"))
+            }
+            if maybe(0.1) { top.append(member("bbox", "[1,2,3,4]")) }
+            top.shuffle(using: &rng)
+            let text = Array(("{" + top.joined(separator: ",") + "}").utf8)
+
+            let inPlace = LayerRecord(compactFeature: text, kind: kind, layer: "test", index: 3, maxDepth: 62)
+            let parsed: LayerRecord?
+            do {
+                let json = try JSONValue.parse(text[...], maxDepth: 62)
+                parsed = try LayerRecord(json: json, kind: kind, layer: "test", index: 3,
+                                         text: JSONValue.isWrittenAsEncoded(text[...]) ? text : nil)
+            } catch {
+                parsed = nil
+            }
+            if let inPlace {
+                outcomes.inPlace += 1
+                #expect(inPlace == parsed, "\(kind) \(String(decoding: text, as: UTF8.self))")
+            } else if parsed != nil {
+                outcomes.leftToParsing += 1
+            } else {
+                outcomes.refused += 1
+            }
+        }
+        print("features read in place, left to parsing, refused: \(outcomes)")
+        #expect(outcomes.inPlace > 300)
+        #expect(outcomes.leftToParsing > 40)
+        #expect(outcomes.refused > 300)
+    }
 }
+
