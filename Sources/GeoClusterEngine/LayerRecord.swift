@@ -393,12 +393,7 @@ extension LayerRecord {
     /// and what its owner reads by id (``ownerFeatureText``).
     func generalized() -> LayerRecord {
         let cells = Self.generalizationCellsPerDegree
-        func centre(_ degrees: Double, limit: Double) -> Double {
-            let cell = (degrees * cells).rounded(.down)
-            return Swift.min(limit, Swift.max(-limit, (cell + 0.5) / cells))
-        }
-        let shown = Coordinate(longitude: centre(coordinate.longitude, limit: 180),
-                               latitude: centre(coordinate.latitude, limit: 90))
+        let shown = Self.generalized(coordinate)
         guard case var .object(feature) = feature else { return self }
         var properties = feature["properties"]?.objectValue ?? JSONObject()
         properties["position_generalized_deg"] = .number(1 / cells)
@@ -408,6 +403,18 @@ extension LayerRecord {
                                  featureText: Self.text(.object(feature)), observerID: observerID, hasNote: hasNote)
         record.ownerFeatureText = ownerFeatureText ?? featureText
         return record
+    }
+
+    /// The centre of the grid cell that a sensitive sighting at `coordinate` is shown at
+    /// (``generalized()``).
+    static func generalized(_ coordinate: Coordinate) -> Coordinate {
+        let cells = generalizationCellsPerDegree
+        func centre(_ degrees: Double, limit: Double) -> Double {
+            let cell = (degrees * cells).rounded(.down)
+            return Swift.min(limit, Swift.max(-limit, (cell + 0.5) / cells))
+        }
+        return Coordinate(longitude: centre(coordinate.longitude, limit: 180),
+                          latitude: centre(coordinate.latitude, limit: 90))
     }
 
     /// The record without the `note` of its properties in answers (any JSON value; a

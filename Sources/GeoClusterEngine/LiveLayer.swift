@@ -64,7 +64,7 @@ public struct LiveLayer: Sendable {
         points.reserveCapacity(records.count)
         var invalid: (slot: Int, error: GeoClusterError)?
         for (slot, given) in records.enumerated() {
-            let point = livePoint(shown(given))
+            let point = shownPoint(given)
             do {
                 try LiveClusterIndex.validate(point, slot: slot)
             } catch {
@@ -213,6 +213,16 @@ public struct LiveLayer: Sendable {
         case .station, .point:
             return LivePoint(coordinate: record.coordinate)
         }
+    }
+
+    /// ``livePoint(_:)`` of the record as shown (``shown(_:)``), without building the
+    /// shown record: of what the index reads, only a sensitive sighting's position differs.
+    private mutating func shownPoint(_ record: LayerRecord) -> LivePoint {
+        var point = livePoint(record)
+        if case let .sighting(species, _, _) = record.fields, sensitiveSpecies.contains(species) {
+            point.coordinate = LayerRecord.generalized(record.coordinate)
+        }
+        return point
     }
 
     private mutating func partition(_ name: String) -> Int {
