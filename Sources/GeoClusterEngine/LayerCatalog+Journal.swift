@@ -16,21 +16,28 @@ extension LayerCatalog {
 
     private static func loadUndescribed(_ spec: LayerSpec, journal: any LayerJournal) throws(EngineError) -> EngineLayer {
         let options = LiveClusterOptions(spec.options)
-        if let stored = try journal.loadLayer(spec.name) {
-            guard stored.kind == spec.kind else {
-                throw .invalidLayerSource(path: spec.name, reason: "the store holds this layer as \(stored.kind.rawValue), "
+        func checkKind(_ kind: LayerKind) throws(EngineError) {
+            guard kind == spec.kind else {
+                throw .invalidLayerSource(path: spec.name, reason: "the store holds this layer as \(kind.rawValue), "
                                           + "the layer list says \(spec.kind.rawValue)")
             }
-            switch spec.algorithm {
-            case .radius:
+        }
+        switch spec.algorithm {
+        case .radius:
+            if let stored = try journal.loadLayer(spec.name) {
+                try checkKind(stored.kind)
                 let features = try stored.records.map { (record) throws(EngineError) in try record.feature(layer: spec.name) }
                 return .radius(try RadiusLayer(name: spec.name, kind: spec.kind, features: features,
-                                         options: spec.options))
-            case .live:
-                var layer = try LiveLayer(name: spec.name, kind: spec.kind, stored: stored.records, options: options,
-                                          sensitiveSpecies: spec.sensitiveSpecies)
+                                               options: spec.options))
+            }
+        case .live:
+            // Records are validated on the other cores while the store reads the rest.
+            let reader = StoredRecordReader(kind: spec.kind, layer: spec.name)
+            if let sequence = try journal.loadLayer(spec.name, kind: checkKind, records: reader.add) {
+                var layer = try LiveLayer(name: spec.name, kind: spec.kind, records: try reader.records(),
+                                          options: options, sensitiveSpecies: spec.sensitiveSpecies)
                 layer.speciesChecklist = spec.speciesChecklist
-                return .live(LiveLayerStore(layer, journal: journal, sequence: stored.sequence))
+                return .live(LiveLayerStore(layer, journal: journal, sequence: sequence))
             }
         }
         // Neither in this store nor as a file: `import --store` wrote it into another store.

@@ -21,6 +21,15 @@ public protocol LayerJournal: Sendable {
     /// from its file). Records and sequence come from one consistent snapshot.
     func loadLayer(_ name: String) throws(EngineError) -> StoredLayer?
 
+    /// ``loadLayer(_:)`` for a caller that works on the records while the rest are read:
+    /// `kind` gets the layer's kind (and may throw to stop the read), then `records` gets
+    /// the records in store order, a batch at a time. Returns the sequence, or `nil`
+    /// (calling neither) when the store has never held the layer. One consistent
+    /// snapshot, as ``loadLayer(_:)``; a store that has no faster way reads the whole
+    /// layer first.
+    func loadLayer(_ name: String, kind: (LayerKind) throws(EngineError) -> Void,
+                   records: ([StoredRecord]) -> Void) throws(EngineError) -> Int64?
+
     /// Stores `records` as the first content of `name`, in one transaction, unless the store
     /// already holds that layer (another process seeded it first): then nothing is written
     /// and the result is `nil`. Returns the sequence of the seeding entry.
@@ -45,6 +54,16 @@ public protocol LayerJournal: Sendable {
     /// (an import) is among them, the answer is one ``JournalEntry/Body/snapshot(_:)``
     /// entry holding the layer's records at the latest sequence instead.
     func entries(layer: String, after sequence: Int64) throws(EngineError) -> [JournalEntry]
+}
+
+extension LayerJournal {
+    public func loadLayer(_ name: String, kind: (LayerKind) throws(EngineError) -> Void,
+                          records: ([StoredRecord]) -> Void) throws(EngineError) -> Int64? {
+        guard let stored = try loadLayer(name) else { return nil }
+        try kind(stored.kind)
+        records(stored.records)
+        return stored.sequence
+    }
 }
 
 /// One record as stored: its id key (``LayerRecord/idKey``; `nil` for a record without an

@@ -206,6 +206,59 @@ public final class LiveLayerStore: Sendable {
     }
 }
 
+/// Validates stored records into layer records on the other cores while the store reads
+/// the rest (``LayerJournal/loadLayer(_:kind:records:)``): each batch handed over is
+/// validated on its own, and ``records()`` puts them back in store order.
+final class StoredRecordReader: Sendable {
+    private let kind: LayerKind
+    private let layer: String
+    private let group = DispatchGroup()
+    /// Each batch's first position in the store, and its records or its first error.
+    private let batches = Mutex<[(offset: Int, result: Result<[LayerRecord], EngineError>)]>([])
+    /// How many records have been handed over; touched by the reading thread only.
+    private let handed = Mutex(0)
+
+    init(kind: LayerKind, layer: String) {
+        self.kind = kind
+        self.layer = layer
+    }
+
+    /// Starts validating the next batch in store order.
+    func add(_ stored: [StoredRecord]) {
+        let offset = handed.withLock { count in
+            defer { count += stored.count }
+            return count
+        }
+        group.enter()
+        DispatchQueue.global().async { [self] in
+            let result = Result { () throws(EngineError) -> [LayerRecord] in
+                var records: [LayerRecord] = []
+                records.reserveCapacity(stored.count)
+                for (position, record) in stored.enumerated() {
+                    records.append(try LayerRecord(stored: record, kind: kind, layer: layer, index: offset + position))
+                }
+                return records
+            }
+            batches.withLock { $0.append((offset, result)) }
+            group.leave()
+        }
+    }
+
+    /// Every record handed over, in store order, once all are validated; the first bad
+    /// record in store order is the error.
+    func records() throws(EngineError) -> [LayerRecord] {
+        group.wait()
+        let done = batches.withLock { batches in
+            defer { batches = [] }
+            return batches.sorted { $0.offset < $1.offset }
+        }
+        var records: [LayerRecord] = []
+        records.reserveCapacity(handed.withLock { $0 })
+        for batch in done { records += try batch.result.get() }
+        return records
+    }
+}
+
 extension LiveLayer {
     /// A layer of stored records, each validated again against the kind's schema: parsed
     /// on every core, then built in one go as from a layer file (the first bad record,

@@ -97,6 +97,31 @@ public final class SQLiteJournal: LayerJournal {
         }
     }
 
+    /// Hands the rows over in batches of ``readBatch`` as the cursor reads them.
+    public func loadLayer(_ name: String, kind: (LayerKind) throws(EngineError) -> Void,
+                          records: ([StoredRecord]) -> Void) throws(EngineError) -> Int64? {
+        try run { () throws -> Int64? in
+            try pool.read { db -> Int64? in
+                guard let layerKind = try Self.kind(ifStored: name, in: db) else { return nil }
+                try kind(layerKind)
+                var batch: [StoredRecord] = []
+                batch.reserveCapacity(Self.readBatch)
+                try Self.forEachRecord(of: name, in: db) { record in
+                    batch.append(record)
+                    if batch.count == Self.readBatch {
+                        records(batch)
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { records(batch) }
+                return try Self.sequence(of: name, in: db)
+            }
+        }
+    }
+
+    /// How many rows ``loadLayer(_:kind:records:)`` hands over at a time.
+    static let readBatch = 8_192
+
     public func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64? {
         try write { db -> Int64? in
             guard try String.fetchOne(db, sql: "SELECT kind FROM layers WHERE name = ?", arguments: [name]) == nil else {
@@ -159,21 +184,34 @@ public final class SQLiteJournal: LayerJournal {
     // MARK: Statements
 
     static func layer(_ name: String, in db: Database) throws -> StoredLayer? {
+        guard let kind = try kind(ifStored: name, in: db) else { return nil }
+        var records: [StoredRecord] = []
+        try forEachRecord(of: name, in: db) { records.append($0) }
+        return StoredLayer(kind: kind, records: records, sequence: try sequence(of: name, in: db))
+    }
+
+    /// The kind of a stored layer, `nil` when the store does not hold it.
+    private static func kind(ifStored name: String, in db: Database) throws -> LayerKind? {
         guard let kindName = try String.fetchOne(db, sql: "SELECT kind FROM layers WHERE name = ?", arguments: [name])
         else { return nil }
         guard let kind = LayerKind(rawValue: kindName) else {
             throw EngineError.storageUnavailable(reason: "layer \"\(name)\" has the unknown kind \"\(kindName)\"")
         }
-        var records: [StoredRecord] = []
+        return kind
+    }
+
+    /// Each stored record of a layer, in store order, as text: parsed when the layer is
+    /// built from it.
+    private static func forEachRecord(of name: String, in db: Database, _ body: (StoredRecord) -> Void) throws {
         let rows = try Row.fetchCursor(db, sql: "SELECT id_key, feature FROM points WHERE layer = ?", arguments: [name])
         while let row = try rows.next() {
             let text: String = row[1]
-            // Parsed when the layer is built from it, one record at a time.
-            records.append(StoredRecord(idKey: row[0], featureText: Array(text.utf8)))
+            body(StoredRecord(idKey: row[0], featureText: Array(text.utf8)))
         }
-        let sequence = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM changes WHERE layer = ?",
-                                          arguments: [name]) ?? 0
-        return StoredLayer(kind: kind, records: records, sequence: sequence)
+    }
+
+    private static func sequence(of name: String, in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM changes WHERE layer = ?", arguments: [name]) ?? 0
     }
 
     static func entries(_ layer: String, after sequence: Int64, in db: Database) throws -> [JournalEntry] {

@@ -100,6 +100,60 @@ import GeoClusterStore
         #expect(try journal.loadLayer("birds")?.records.count == batches * size)
     }
 
+    /// A layer rebuilt from the store is read in batches, each validated while the rest
+    /// is read: the batches are the layer read whole, in store order, and the first bad
+    /// record in store order is the error, whichever batch is validated first.
+    @Test func aLayerReadInBatchesIsTheLayerReadWhole() throws {
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory)
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let count = 20_000
+        var stored = try (0..<count).map { i in
+            StoredRecord(try LayerRecord(json: StoreFixtures.sighting("s\(i)", i), kind: .sightings, layer: "birds", index: i))
+        }
+        do {
+            let journal = try SQLiteJournal(path: path)
+            defer { try? journal.close() }
+            _ = try journal.seedLayer("birds", kind: .sightings, records: stored)
+            var kinds: [LayerKind] = []
+            var batches: [[StoredRecord]] = []
+            let sequence = try journal.loadLayer("birds", kind: { kinds.append($0) }, records: { batches.append($0) })
+            let whole = try #require(try journal.loadLayer("birds"))
+            #expect(kinds == [.sightings])
+            #expect(batches.count > 1)
+            #expect(batches.flatMap { $0 } == whole.records)
+            #expect(sequence == whole.sequence)
+            #expect(try journal.loadLayer("fish", kind: { _ in Issue.record("no kind for a layer never stored") },
+                                          records: { _ in Issue.record("no records for a layer never stored") }) == nil)
+            let (engine, _) = try StoreFixtures.engine(store: path, seed: seed)
+            #expect(try engine.liveLayer(named: "birds").count == count)
+
+            // Two bad records (count 0), in different batches.
+            let order = whole.records.map { $0.idKey ?? "" }
+            let bad = ["s9", "s100"].sorted { order.firstIndex(of: $0)! < order.firstIndex(of: $1)! }
+            for id in bad {
+                let i = Int(id.dropFirst())!
+                let text = String(decoding: stored[i].featureText, as: UTF8.self)
+                #expect(text.contains(#""count":1,"#))
+                stored[i].featureText = Array(text.replacingOccurrences(of: #""count":1,"#, with: #""count":0,"#).utf8)
+            }
+            #expect(abs(order.firstIndex(of: bad[0])! - order.firstIndex(of: bad[1])!) > 8_192)
+            _ = try journal.replaceLayer("birds", kind: .sightings, records: stored)
+        }
+        let firstBad = try #require(try SQLiteJournal(path: path).loadLayer("birds")?.records
+            .firstIndex { String(decoding: $0.featureText, as: UTF8.self).contains(#""count":0,"#) })
+        #expect(throws: EngineError.self) { try StoreFixtures.engine(store: path, seed: seed) }
+        do {
+            _ = try StoreFixtures.engine(store: path, seed: seed)
+        } catch let error as EngineError {
+            guard case let .invalidRecord(_, index, _, field, _) = error else {
+                Issue.record("expected invalid_record, got \(error)")
+                return
+            }
+            #expect(index == firstBad && field == "count")
+        }
+    }
+
     @Test func aFailingStoreRejectsTheWriteAndLeavesTheLayerUnchanged() throws {
         let directory = try StoreFixtures.directory()
         let seed = try StoreFixtures.seedFile(in: directory)
