@@ -237,8 +237,7 @@ public final class SQLiteJournal: LayerJournal {
 
     /// The kind of a layer the store holds.
     static func kind(of layer: String, in db: Database) throws -> LayerKind {
-        guard let name = try String.fetchOne(db, sql: "SELECT kind FROM layers WHERE name = ?", arguments: [layer]),
-              let kind = LayerKind(rawValue: name) else {
+        guard let kind = try kind(ifStored: layer, in: db) else {
             throw EngineError.storageUnavailable(reason: "layer \"\(layer)\" has changes but no known kind")
         }
         return kind

@@ -40,8 +40,9 @@ public enum CompactJSON {
     }
 
     /// Calls `body` with the key (without its quotes) and the value's range of each member,
-    /// in order, of the object whose text is `text[range]`, in a text that
-    /// ``check(_:maxDepth:)`` accepted as ``Form/compact``, or one it rewrote; stops early when `body` returns false.
+    /// in order, of the object whose text is `text[range]`, in a checked text (one that
+    /// ``check(_:maxDepth:)`` accepted as ``Form/compact``, or the text it rewrote to);
+    /// stops early when `body` returns false.
     public static func forEachMember(of range: Range<Int>, in text: UnsafeBufferPointer<UInt8>,
                                      _ body: (_ key: Range<Int>, _ value: Range<Int>) -> Bool) {
         precondition(range.count >= 2 && text[range.lowerBound] == UInt8(ascii: "{"), "not an object")
