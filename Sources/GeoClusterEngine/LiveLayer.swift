@@ -1,7 +1,6 @@
 import Dispatch
 import GeoCluster
 import GeoClusterWire
-import HashTreeCollections
 
 /// One version of a live layer: its records and the live index over them. A value: a
 /// write changes a copy, which shares every part it did not touch with the version that
@@ -13,7 +12,7 @@ public struct LiveLayer: Sendable {
     /// Records by slot; `nil` for a free slot.
     private(set) var records = PersistentVector<LayerRecord?>()
     /// Slot of each record by id key.
-    private(set) var slots = TreeDictionary<String, Int>()
+    private var slots = IDSlots()
     /// Partition numbers: species of sightings, categories of places; 0 otherwise.
     private(set) var partitionNames: [String] = []
     /// Each partition name as a JSON string, quotes included, for answers written as text.
@@ -76,14 +75,16 @@ public struct LiveLayer: Sendable {
         if let invalid {
             // One by one, a record's id is checked before its position: a duplicate id up
             // to the invalid record is the error.
-            _ = try Self.slots(of: records[...invalid.slot], layer: name)
+            _ = try Self.slots(of: records, count: invalid.slot + 1, layer: name)
             throw .core(invalid.error, field: "records[\(invalid.slot)]")
         }
         let parts = BuiltParts(index: index)
         let allPoints = points, sensitive = sensitiveSpecies
         DispatchQueue.concurrentPerform(iterations: 2) { part in
             if part == 0 {
-                parts.slots = Result { () throws(EngineError) in try Self.slots(of: records, layer: name) }
+                parts.slots = Result { () throws(EngineError) in
+                    try Self.slots(of: records, count: records.count, layer: name)
+                }
                 // Shown again rather than kept from the loop: a third copy of the records
                 // would raise the peak memory of a start by a tenth.
                 parts.records = PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
@@ -100,25 +101,18 @@ public struct LiveLayer: Sendable {
     /// What the two threads of the bulk init build, each part written by one of them and
     /// read after both have ended.
     private final class BuiltParts: @unchecked Sendable {
-        var slots: Result<TreeDictionary<String, Int>, EngineError> = .success([:])
+        var slots: Result<IDSlots, EngineError> = .success(IDSlots())
         var index: LiveClusterIndex
         var records = PersistentVector<LayerRecord?>()
 
         init(index: LiveClusterIndex) { self.index = index }
     }
 
-    /// The slot of each record by id key, a record at the slot of its position; the first
-    /// id held twice is `duplicate_id`. Keys as ``key(of:slot:position:)`` gives them.
-    private static func slots(of records: some Collection<LayerRecord>,
-                              layer: String) throws(EngineError) -> TreeDictionary<String, Int> {
-        var slots = TreeDictionary<String, Int>()
-        for (slot, record) in records.enumerated() {
-            if record.idKey.isEmpty {
-                slots["#\(slot)"] = slot
-            } else if slots.updateValue(slot, forKey: record.idKey) != nil {
-                throw .duplicateID(layer: layer, index: slot, id: record.idKey)
-            }
-        }
+    /// The slot of each of the first `count` records by id key, a record at the slot of
+    /// its position; the first id held twice is `duplicate_id`.
+    private static func slots(of records: [LayerRecord], count: Int, layer: String) throws(EngineError) -> IDSlots {
+        let (slots, duplicate) = IDSlots.build(records, count: count)
+        if let duplicate { throw .duplicateID(layer: layer, index: duplicate, id: records[duplicate].idKey) }
         return slots
     }
 
@@ -126,11 +120,13 @@ public struct LiveLayer: Sendable {
 
     /// The record with this id key, if any.
     public func record(idKey: String) -> LayerRecord? {
-        slots[idKey].flatMap { records[$0] }
+        slot(idKey: idKey).flatMap { records[$0] }
     }
 
     /// The index slot of the record with this id key, if any.
-    public func slot(idKey: String) -> Int? { slots[idKey] }
+    public func slot(idKey: String) -> Int? {
+        slots.slot(of: idKey) { slot in records[slot]?.idKey }
+    }
 
     /// The record at a slot of the index.
     public func record(atSlot slot: Int) -> LayerRecord? {
@@ -142,9 +138,10 @@ public struct LiveLayer: Sendable {
     /// Adds a record whose id is new; `index` is its position in the batch, for errors.
     mutating func insert(_ given: LayerRecord, index position: Int) throws(EngineError) {
         let record = shown(given)
-        let slot = freeSlots.last ?? index.slotCount
-        let key = try key(of: record, slot: slot, position: position)
-        if !freeSlots.isEmpty { freeSlots.removeLast() }
+        if !record.idKey.isEmpty, self.slot(idKey: record.idKey) != nil {
+            throw .duplicateID(layer: name, index: position, id: record.idKey)
+        }
+        let slot = freeSlots.popLast() ?? index.slotCount
         let point = livePoint(record)
         do {
             try index.insert(point, slot: slot)
@@ -153,22 +150,14 @@ public struct LiveLayer: Sendable {
             throw .core(error, field: "records[\(position)]")
         }
         if slot == records.count { records.append(record) } else { records[slot] = record }
-        slots[key] = slot
-    }
-
-    /// The key a new record is found by in `slots`: its id, which no record may hold yet
-    /// (`duplicate_id` names the record's `position` in its batch). A record without an id
-    /// (allowed in generic point layers) cannot be addressed by writes; it is keyed by its
-    /// slot so that it never collides.
-    private func key(of record: LayerRecord, slot: Int, position: Int) throws(EngineError) -> String {
-        if record.idKey.isEmpty { return "#\(slot)" }
-        guard slots[record.idKey] == nil else { throw .duplicateID(layer: name, index: position, id: record.idKey) }
-        return record.idKey
+        // A record without an id (allowed in generic point layers) cannot be addressed by
+        // writes: it has no key.
+        if !record.idKey.isEmpty { slots.insert(record.idKey, slot: slot) }
     }
 
     /// Adds a record or replaces the one with the same id (moved, changed or both).
     mutating func upsert(_ given: LayerRecord, index position: Int) throws(EngineError) {
-        guard !given.idKey.isEmpty, let slot = slots[given.idKey] else {
+        guard !given.idKey.isEmpty, let slot = self.slot(idKey: given.idKey) else {
             try insert(given, index: position)
             return
         }
@@ -194,10 +183,10 @@ public struct LiveLayer: Sendable {
 
     /// Removes the record with this id key.
     mutating func delete(idKey: String, index position: Int) throws(EngineError) {
-        guard let slot = slots[idKey] else { throw .unknownID(layer: name, index: position, id: idKey) }
+        guard let slot = self.slot(idKey: idKey) else { throw .unknownID(layer: name, index: position, id: idKey) }
         index.remove(slot: slot)
         records[slot] = nil
-        slots[idKey] = nil
+        slots.remove(idKey)
         freeSlots.append(slot)
     }
 

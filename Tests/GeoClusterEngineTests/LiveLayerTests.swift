@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+import GeoClusterTestSupport
 @testable import GeoCluster
 @testable import GeoClusterWire
 @testable import GeoClusterEngine
@@ -325,7 +326,7 @@ struct LiveLayerTests {
         for slot in 0..<records.count {
             #expect(built.record(atSlot: slot) == inserted.record(atSlot: slot))
         }
-        #expect(records.allSatisfy { built.slots[$0.idKey] == inserted.slots[$0.idKey] })
+        #expect(records.allSatisfy { built.slot(idKey: $0.idKey) == inserted.slot(idKey: $0.idKey) })
         let filters = [LayerFilter(), LayerFilter(species: ["species 2", "species 4"]), LayerFilter(months: [11, 12])]
         for filter in filters {
             let live = try built.liveFilter(filter)
@@ -377,6 +378,102 @@ struct LiveLayerTests {
         early.insert(places[0], at: 1)
         #expect(throws: EngineError.duplicateID(layer: "places", index: 1, id: places[0].idKey)) {
             try LiveLayer(name: "places", kind: .places, records: early)
+        }
+    }
+
+    /// Ids are found, after any mix of writes, where a dictionary of the records by id
+    /// finds them, whether the layer was built with them or they were inserted later;
+    /// ids deleted (and slots reused) are not found; a copy taken before later writes
+    /// still finds its own.
+    @Test func idsAreFoundAsADictionaryOfTheRecordsFindsThem() throws {
+        let initial = try Self.randomSightings(2_000)
+        var layer = try LiveLayer(name: "sightings", kind: .sightings, records: initial)
+        var model: [String: LayerRecord] = [:]
+        for record in initial { model[record.idKey] = record }
+        var gone: [String] = []
+        var random = SeededRandom(seed: 7)
+        var snapshot: (layer: LiveLayer, model: [String: LayerRecord])?
+        func check(_ layer: LiveLayer, _ model: [String: LayerRecord], _ gone: [String]) {
+            for (key, record) in model {
+                guard let slot = layer.slot(idKey: key) else {
+                    Issue.record("\(key) not found")
+                    return
+                }
+                #expect(layer.record(atSlot: slot)?.idKey == key)
+                #expect(layer.record(idKey: key)?.coordinate == record.coordinate)
+            }
+            for key in gone where model[key] == nil {
+                #expect(layer.slot(idKey: key) == nil, "\(key) found after its delete")
+            }
+            #expect(layer.slot(idKey: "never") == nil)
+            #expect(layer.count == model.count)
+        }
+        for step in 0..<3_000 {
+            let keys = Array(model.keys)
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0 where !keys.isEmpty:
+                let key = keys[Int.random(in: 0..<keys.count, using: &random)]
+                try layer.delete(idKey: key, index: step)
+                model[key] = nil
+                gone.append(key)
+            case 1 where !gone.isEmpty:
+                // An id deleted before (often one the layer was built with) comes back,
+                // usually into the slot it left or another freed one.
+                let key = gone[Int.random(in: 0..<gone.count, using: &random)]
+                let record = Self.record(initial[Int.random(in: 0..<initial.count, using: &random)], id: key)
+                if model[key] == nil {
+                    try layer.insert(record, index: step)
+                    model[key] = record
+                } else {
+                    #expect(throws: EngineError.duplicateID(layer: "sightings", index: step, id: key)) {
+                        try layer.insert(record, index: step)
+                    }
+                }
+            case 2 where !keys.isEmpty:
+                let key = keys[Int.random(in: 0..<keys.count, using: &random)]
+                let record = Self.record(initial[Int.random(in: 0..<initial.count, using: &random)], id: key)
+                try layer.upsert(record, index: step)
+                model[key] = record
+            default:
+                let record = Self.record(initial[Int.random(in: 0..<initial.count, using: &random)], id: "new \(step)")
+                try layer.insert(record, index: step)
+                model[record.idKey] = record
+            }
+            if step % 250 == 0 { check(layer, model, gone) }
+            if step == 1_500 { snapshot = (layer, model) }
+        }
+        check(layer, model, gone)
+        if let snapshot { check(snapshot.layer, snapshot.model, gone) }
+        #expect(throws: EngineError.unknownID(layer: "sightings", index: 0, id: "never")) {
+            try layer.delete(idKey: "never", index: 0)
+        }
+    }
+
+    /// The record with another id key.
+    static func record(_ record: LayerRecord, id: String) -> LayerRecord {
+        LayerRecord(idKey: id, coordinate: record.coordinate, fields: record.fields, featureText: record.featureText,
+                    observerID: record.observerID, hasNote: false)
+    }
+
+    /// A generic point without an id cannot be addressed by an id: neither does it take
+    /// one (the numeric id 1 is free whatever slot such a point has) nor is it found or
+    /// deleted by one.
+    @Test func aPointWithoutAnIdHasNoId() throws {
+        let json: [JSONValue] = [["id": 7, "lon": 1, "lat": 1], ["lon": 2, "lat": 2], ["id": 1, "lon": 3, "lat": 3]]
+        let records = try Self.records(json, kind: .points)
+        #expect(records[1].idKey.isEmpty)
+        var inserted = try LiveLayer(name: "points", kind: .points)
+        for (i, record) in records.enumerated() { try inserted.insert(record, index: i) }
+        for var layer in [try LiveLayer(name: "points", kind: .points, records: records), inserted] {
+            #expect(layer.count == 3)
+            #expect(layer.record(idKey: "#1")?.coordinate.longitude == 3)
+            try layer.delete(idKey: "#1", index: 0)
+            #expect(layer.record(atSlot: 1)?.coordinate.longitude == 2)
+            #expect(layer.record(idKey: "#1") == nil)
+            #expect(throws: EngineError.unknownID(layer: "points", index: 0, id: "#1")) {
+                try layer.delete(idKey: "#1", index: 0)
+            }
+            #expect(layer.count == 2)
         }
     }
 }
