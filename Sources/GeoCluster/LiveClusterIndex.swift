@@ -112,9 +112,16 @@ public struct LiveClusterIndex: Sendable {
     /// of its position: the table, then every quadtree from the points sorted along the
     /// Z-order curve (see ``BulkBuilder``), instead of a walk from the root per point.
     package mutating func load(_ points: [LivePoint]) {
+        let pending = startLoad(points)
+        finishLoad(combined: pending.tree(0), partitions: pending.tree(1))
+    }
+
+    /// The first step of ``load(_:)``: fills the table and sorts the points along the
+    /// Z-order curve. The trees are then built by ``PendingTrees/tree(_:)`` (its two
+    /// parts on two threads, if wanted) and put in by ``finishLoad(combined:partitions:)``.
+    package mutating func startLoad(_ points: [LivePoint]) -> PendingTrees {
         precondition(table.count == 0, "load fills an empty index")
         precondition(points.count < Int(UInt32.max), "slots are 32-bit")
-        guard !points.isEmpty else { return }
         var keys: [BulkBuilder.Key] = []
         keys.reserveCapacity(points.count)
         var partitionCounts: [Int] = []
@@ -131,22 +138,57 @@ public struct LiveClusterIndex: Sendable {
         count = points.count
         // Ties (points on one spot) stay in slot order, as a leaf keeps its entries.
         keys.sort { $0.code != $1.code ? $0.code < $1.code : $0.slot < $1.slot }
-        combined = BulkBuilder(points: points, keys: keys, bucketSize: options.bucketSize, histogram: partitioned)
-            .tree(0..<keys.count)
-        guard partitioned else { return }
-        // A stable counting sort by partition keeps each partition's keys in Z-order.
-        var starts = [Int](repeating: 0, count: partitionCounts.count + 1)
-        for (partition, n) in partitionCounts.enumerated() { starts[partition + 1] = starts[partition] + n }
-        var next = starts
-        var byPartition = keys
-        for key in keys {
-            byPartition[next[Int(key.partition)]] = key
-            next[Int(key.partition)] += 1
+        return PendingTrees(points: points, keys: keys, partitionCounts: partitioned ? partitionCounts : nil,
+                            bucketSize: options.bucketSize)
+    }
+
+    /// The quadtrees of a load, to be built: part 0 is the combined tree, part 1 the tree
+    /// of each partition (none in an index without partitions). Either part may be built
+    /// on its own thread.
+    package struct PendingTrees: Sendable {
+        let points: [LivePoint]
+        let keys: [BulkBuilder.Key]
+        /// Points per partition in a partitioned index; `nil` otherwise.
+        let partitionCounts: [Int]?
+        let bucketSize: Int
+
+        package func tree(_ part: Int) -> BuiltTrees {
+            BuiltTrees(roots: roots(part))
         }
-        keys = []
-        let builder = BulkBuilder(points: points, keys: byPartition, bucketSize: options.bucketSize, histogram: false)
-        // Partitions without points below the largest one keep an empty root, as inserts leave them.
-        trees = partitionCounts.indices.map { builder.tree(starts[$0]..<starts[$0 + 1]) }
+
+        private func roots(_ part: Int) -> [QuadNode] {
+            guard !keys.isEmpty else { return [] }
+            guard part == 1 else {
+                let builder = BulkBuilder(points: points, keys: keys, bucketSize: bucketSize,
+                                          histogram: partitionCounts != nil)
+                return [builder.tree(0..<keys.count)]
+            }
+            guard let partitionCounts else { return [] }
+            // A stable counting sort by partition keeps each partition's keys in Z-order.
+            var starts = [Int](repeating: 0, count: partitionCounts.count + 1)
+            for (partition, n) in partitionCounts.enumerated() { starts[partition + 1] = starts[partition] + n }
+            var next = starts
+            var byPartition = keys
+            for key in keys {
+                byPartition[next[Int(key.partition)]] = key
+                next[Int(key.partition)] += 1
+            }
+            let builder = BulkBuilder(points: points, keys: byPartition, bucketSize: bucketSize, histogram: false)
+            // Partitions without points below the largest one keep an empty root, as inserts leave them.
+            return partitionCounts.indices.map { builder.tree(starts[$0]..<starts[$0 + 1]) }
+        }
+    }
+
+    /// The roots of one part of a load's trees.
+    package struct BuiltTrees: Sendable {
+        let roots: [QuadNode]
+    }
+
+    /// The last step of a load: the trees that ``PendingTrees/tree(_:)`` built, part 0 as
+    /// `combined` and part 1 as `partitions`.
+    package mutating func finishLoad(combined: BuiltTrees, partitions: BuiltTrees) {
+        if let root = combined.roots.first { self.combined = root }
+        if !partitions.roots.isEmpty { trees = partitions.roots }
     }
 
     /// Removes the point at a slot, which becomes free; returns it, or `nil` if the slot

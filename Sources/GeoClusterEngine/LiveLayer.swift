@@ -53,67 +53,85 @@ public struct LiveLayer: Sendable {
     /// A layer holding `records`, which must have distinct ids. Each record is checked as
     /// ``insert(_:index:)`` checks it (the first bad one throws) and takes the slot of its
     /// position; the index is then built in one go rather than by an insert per record.
-    /// The id map, and the index with the table of records, are built side by side on
-    /// two cores when there are two.
+    /// It is built in two steps, each on two cores when there are two: the points checked
+    /// and sorted for the index beside the id map and the table of records, then the
+    /// index's combined tree beside its trees per partition.
     public init(name: String, kind: LayerKind, records: [LayerRecord],
                 options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
         try self.init(name: name, kind: kind, options: options, sensitiveSpecies: sensitiveSpecies)
         let start = ContinuousClock.now
+        let parts = BuiltParts(layer: self)
+        let sensitive = sensitiveSpecies
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if part == 0 {
+                parts.ids = IDSlots.build(records, count: records.count)
+                // Shown again rather than kept from the points: a third copy of the
+                // records would raise the peak memory of a start by a tenth.
+                parts.records = PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
+            } else {
+                parts.pending = parts.layer.startLoad(records)
+            }
+        }
+        let duplicate = parts.ids.firstDuplicate.map { index in
+            EngineError.duplicateID(layer: name, index: index, id: records[index].idKey)
+        }
+        switch parts.pending {
+        case let .invalid(slot, error):
+            // One by one, a record's id is checked before its position: a duplicate id up
+            // to the invalid record is the error.
+            if let duplicate, let index = parts.ids.firstDuplicate, index <= slot { throw duplicate }
+            throw .core(error, field: "records[\(slot)]")
+        case let .loading(pending):
+            if let duplicate { throw duplicate }
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                if part == 0 { parts.combined = pending.tree(0) } else { parts.partitions = pending.tree(1) }
+            }
+        }
+        self = parts.layer
+        if let combined = parts.combined, let partitions = parts.partitions {
+            index.finishLoad(combined: combined, partitions: partitions)
+        }
+        slots = parts.ids.slots
+        self.records = parts.records
+        buildSeconds = (ContinuousClock.now - start).inSeconds
+    }
+
+    /// What the threads of the bulk init build, each part written by one of them and read
+    /// after they have ended.
+    private final class BuiltParts: @unchecked Sendable {
+        /// The layer whose index loads the points (its partition numbers given on the way).
+        var layer: LiveLayer
+        var pending = PendingLoad.invalid(slot: 0, error: .invalidOptions(reason: "not loaded"))
+        var ids = (slots: IDSlots(), firstDuplicate: Int?.none)
+        var records = PersistentVector<LayerRecord?>()
+        var combined: LiveClusterIndex.BuiltTrees?
+        var partitions: LiveClusterIndex.BuiltTrees?
+
+        init(layer: LiveLayer) { self.layer = layer }
+    }
+
+    private enum PendingLoad {
+        /// The first record whose point the index refuses, and why.
+        case invalid(slot: Int, error: GeoClusterError)
+        case loading(LiveClusterIndex.PendingTrees)
+    }
+
+    /// The points of `records` as shown, each checked as an insert checks it, and the
+    /// first step of loading them into the empty index; nothing is loaded when a point is
+    /// refused.
+    private mutating func startLoad(_ records: [LayerRecord]) -> PendingLoad {
         var points: [LivePoint] = []
         points.reserveCapacity(records.count)
-        var invalid: (slot: Int, error: GeoClusterError)?
         for (slot, given) in records.enumerated() {
             let point = shownPoint(given)
             do {
                 try LiveClusterIndex.validate(point, slot: slot)
             } catch {
-                invalid = (slot, error)
-                break
+                return .invalid(slot: slot, error: error)
             }
             points.append(point)
         }
-        if let invalid {
-            // One by one, a record's id is checked before its position: a duplicate id up
-            // to the invalid record is the error.
-            _ = try Self.slots(of: records, count: invalid.slot + 1, layer: name)
-            throw .core(invalid.error, field: "records[\(invalid.slot)]")
-        }
-        let parts = BuiltParts(index: index)
-        let allPoints = points, sensitive = sensitiveSpecies
-        DispatchQueue.concurrentPerform(iterations: 2) { part in
-            if part == 0 {
-                parts.slots = Result { () throws(EngineError) in
-                    try Self.slots(of: records, count: records.count, layer: name)
-                }
-                // Shown again rather than kept from the loop: a third copy of the records
-                // would raise the peak memory of a start by a tenth.
-                parts.records = PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
-            } else {
-                parts.index.load(allPoints)
-            }
-        }
-        slots = try parts.slots.get()
-        index = parts.index
-        self.records = parts.records
-        buildSeconds = (ContinuousClock.now - start).inSeconds
-    }
-
-    /// What the two threads of the bulk init build, each part written by one of them and
-    /// read after both have ended.
-    private final class BuiltParts: @unchecked Sendable {
-        var slots: Result<IDSlots, EngineError> = .success(IDSlots())
-        var index: LiveClusterIndex
-        var records = PersistentVector<LayerRecord?>()
-
-        init(index: LiveClusterIndex) { self.index = index }
-    }
-
-    /// The slot of each of the first `count` records by id key, a record at the slot of
-    /// its position; the first id held twice is `duplicate_id`.
-    private static func slots(of records: [LayerRecord], count: Int, layer: String) throws(EngineError) -> IDSlots {
-        let (slots, duplicate) = IDSlots.build(records, count: count)
-        if let duplicate { throw .duplicateID(layer: layer, index: duplicate, id: records[duplicate].idKey) }
-        return slots
+        return .loading(index.startLoad(points))
     }
 
     public var count: Int { index.count }
