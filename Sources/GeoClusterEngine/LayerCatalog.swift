@@ -342,10 +342,39 @@ public enum LayerCatalog {
     }
 
     static func readBytes(_ path: String) throws(EngineError) -> [UInt8] {
+        if let bytes = readRegularFile(path) { return bytes }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .invalidLayerSource(path: path, reason: "cannot be read")
         }
         return [UInt8](data)
+    }
+
+    /// The bytes of a regular file, read straight into one array of its size (not into
+    /// a `Data` copied after); `nil` when the path is not a regular file or a read fails,
+    /// for ``readBytes(_:)`` to try the general way.
+    private static func readRegularFile(_ path: String) -> [UInt8]? {
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return nil }
+        defer { close(file) }
+        var info = stat()
+        guard fstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { return nil }
+        let size = Int(info.st_size)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            // A file that shrinks meanwhile ends early; one that grows is read up to its size at the start.
+            while count < size {
+                let n = read(file, buffer.baseAddress! + count, size - count)
+                if n > 0 {
+                    count += n
+                } else if n == 0 {
+                    break
+                } else if errno != EINTR {
+                    failed = true
+                    break
+                }
+            }
+        }
+        return failed ? nil : bytes
     }
 }
 
