@@ -97,7 +97,9 @@ public struct Timestamp: Sendable, Hashable {
         return count
     }
 
-    private init(epochSeconds: Int64, localDay: Int32, localMonth: Int, offsetMinutes: Int, marker: UInt8, text: String) {
+    /// `bytes` are the UTF-8 of `text`.
+    private init(epochSeconds: Int64, localDay: Int32, localMonth: Int, offsetMinutes: Int, marker: UInt8, text: String,
+                 bytes: UnsafeBufferPointer<UInt8>) {
         self.epochSeconds = epochSeconds
         self.localDay = localDay
         self.month = UInt8(localMonth)
@@ -107,15 +109,21 @@ public struct Timestamp: Sendable, Hashable {
         let isCanonical = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maxCanonicalLength) { buffer in
             let count = Self.writeCanonicalText(epochSeconds: epochSeconds, offsetMinutes: Int16(offsetMinutes),
                                                 marker: marker, into: buffer)
-            return text.utf8.count == count
-                && text.utf8.elementsEqual(UnsafeBufferPointer(rebasing: buffer[..<count]))
+            return bytes.count == count && bytes.elementsEqual(UnsafeBufferPointer(rebasing: buffer[..<count]))
         }
         writtenText = isCanonical ? nil : text
     }
 
     /// Parses an RFC 3339 date-time; see the type's documentation for what is accepted.
     public static func parse(_ text: String) throws(TimestampError) -> Timestamp {
-        var scanner = DateScanner(text, form: "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)")
+        var contiguous = text
+        return try contiguous.withUTF8 { bytes in
+            Result { () throws(TimestampError) in try parse(text, bytes: bytes) }
+        }.get()
+    }
+
+    private static func parse(_ text: String, bytes: UnsafeBufferPointer<UInt8>) throws(TimestampError) -> Timestamp {
+        var scanner = DateScanner(text, bytes: bytes, form: "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)")
         let date = try scanner.date()
         guard let separator = scanner.peek, separator == UInt8(ascii: "T") || separator == UInt8(ascii: "t")
             || separator == UInt8(ascii: " ")
@@ -173,7 +181,7 @@ public struct Timestamp: Sendable, Hashable {
         let epochSeconds = Int64(date.day) * 86_400 + Int64(localSeconds - offsetSeconds)
         return Timestamp(epochSeconds: epochSeconds, localDay: date.day, localMonth: date.month,
                          offsetMinutes: offsetSeconds / 60, marker: offsetMarker,
-                         text: text)
+                         text: text, bytes: bytes)
     }
 }
 
@@ -187,7 +195,14 @@ public struct LocalDate: Sendable, Hashable, Comparable {
 
     /// Parses `YYYY-MM-DD` (years 0001...9999), nothing before or after.
     public static func parse(_ text: String) throws(TimestampError) -> LocalDate {
-        var scanner = DateScanner(text, form: "YYYY-MM-DD")
+        var contiguous = text
+        return try contiguous.withUTF8 { bytes in
+            Result { () throws(TimestampError) in try parse(text, bytes: bytes) }
+        }.get()
+    }
+
+    private static func parse(_ text: String, bytes: UnsafeBufferPointer<UInt8>) throws(TimestampError) -> LocalDate {
+        var scanner = DateScanner(text, bytes: bytes, form: "YYYY-MM-DD")
         let date = try scanner.date()
         guard scanner.atEnd else {
             throw TimestampError(text, "has extra characters after the date YYYY-MM-DD, at offset \(scanner.position)")
@@ -254,21 +269,23 @@ extension LocalDate {
 /// Reads the ASCII fields of a date or date-time left to right, without allocating.
 /// Offsets in errors count UTF-8 bytes from 0.
 private struct DateScanner {
+    /// The input, for errors.
     let text: String
+    /// The UTF-8 of `text`.
+    let bytes: UnsafeBufferPointer<UInt8>
     /// The accepted form, quoted in syntax errors.
     let form: StaticString
-    private var iterator: String.UTF8View.Iterator
-    /// The next byte, `nil` at the end.
-    private(set) var peek: UInt8?
     /// Offset of `peek` in UTF-8 bytes.
     private(set) var position = 0
 
-    init(_ text: String, form: StaticString) {
+    init(_ text: String, bytes: UnsafeBufferPointer<UInt8>, form: StaticString) {
         self.text = text
+        self.bytes = bytes
         self.form = form
-        iterator = text.utf8.makeIterator()
-        peek = iterator.next()
     }
+
+    /// The next byte, `nil` at the end.
+    var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
 
     var atEnd: Bool { peek == nil }
 
@@ -278,10 +295,9 @@ private struct DateScanner {
     }
 
     mutating func next() -> UInt8? {
-        guard let byte = peek else { return nil }
-        peek = iterator.next()
+        guard position < bytes.count else { return nil }
         position += 1
-        return byte
+        return bytes[position - 1]
     }
 
     /// Exactly `digits` decimal digits.
