@@ -47,25 +47,24 @@ extension LayerRecord {
                                                       latitude: .number(position.latitude)) else { return nil }
 
         // The kind's fields (and the owner's members) as values; the rest is only checked.
-        var members = JSONObject()
-        members.reserveCapacity(4)
+        var fields = CompactFieldValues(names: RecordReader.fieldNames(of: kind))
         var hasNote = false
         if let properties, !CompactJSON.bytes(properties, in: text, equal: "null") {
             guard text[properties.lowerBound] == UInt8(ascii: "{") else { return nil }
             let names = RecordReader.staticFieldNames(of: kind)
             CompactJSON.forEachMember(of: properties, in: text) { key, value in
-                if let name = names.first(where: { CompactJSON.bytes(key, in: text, equal: $0) }) {
-                    members[name.description] = CompactJSON.value(value, in: text)
-                } else if CompactJSON.bytes(key, in: text, equal: "observer_id") {
-                    members["observer_id"] = CompactJSON.value(value, in: text)
+                if CompactJSON.bytes(key, in: text, equal: "observer_id") {
+                    fields.observer = CompactJSON.value(value, in: text)
                 } else if CompactJSON.bytes(key, in: text, equal: "note") {
                     hasNote = true
+                } else if let place = names.firstIndex(where: { CompactJSON.bytes(key, in: text, equal: $0) }) {
+                    fields.set(place, CompactJSON.value(value, in: text))
                 }
                 return true
             }
         }
-        guard let fields = try? reader.fields(kind, from: members) else { return nil }
-        return (idKey, coordinate, fields, members["observer_id"]?.stringValue, hasNote)
+        guard let kindFields = try? reader.fields(kind, from: fields) else { return nil }
+        return (idKey, coordinate, kindFields, fields.observer?.stringValue, hasNote)
     }
 
     /// The id key of a compact feature's `id` member (see ``RecordReader/id(_:kind:)``);
@@ -111,5 +110,40 @@ extension LayerRecord {
         }
         guard allNumbers, numbers.count == 2 || numbers.count == 3 else { return nil }
         return (numbers.0, numbers.1)
+    }
+}
+
+/// The kind fields and `observer_id` of a feature read in place, as values, without
+/// building an object of them.
+private struct CompactFieldValues: RecordFieldValues {
+    /// ``RecordReader/fieldNames(of:)`` of the layer's kind (at most four); the values
+    /// are kept at the same places.
+    let names: [String]
+    private var values: (JSONValue?, JSONValue?, JSONValue?, JSONValue?) = (nil, nil, nil, nil)
+    var observer: JSONValue?
+
+    init(names: [String]) {
+        precondition(names.count <= 4, "at most four kind fields")
+        self.names = names
+    }
+
+    mutating func set(_ place: Int, _ value: JSONValue) {
+        switch place {
+        case 0: values.0 = value
+        case 1: values.1 = value
+        case 2: values.2 = value
+        default: values.3 = value
+        }
+    }
+
+    subscript(field: String) -> JSONValue? {
+        if field == "observer_id" { return observer }
+        switch names.firstIndex(of: field) {
+        case 0: return values.0
+        case 1: return values.1
+        case 2: return values.2
+        case 3: return values.3
+        default: return nil
+        }
     }
 }

@@ -178,6 +178,13 @@ private func describe(_ value: JSONValue) -> String {
 }
 
 /// Reads the members of one record, carrying what its errors report.
+/// The members a record's kind fields are read from (see ``RecordReader/fields(_:from:)``).
+protocol RecordFieldValues {
+    subscript(_ field: String) -> JSONValue? { get }
+}
+
+extension JSONObject: RecordFieldValues {}
+
 struct RecordReader {
     let layer: String
     let index: Int
@@ -207,12 +214,16 @@ struct RecordReader {
     /// The kind's fields, as compared with the bytes of a text read in place.
     static func staticFieldNames(of kind: LayerKind) -> [StaticString] {
         switch kind {
-        case .sightings: ["species", "count", "observed_at", "observer_id"]
-        case .places: ["name", "category", "dwell_minutes"]
-        case .stations: ["name", "lines"]
+        case .sightings: staticSightingFields
+        case .places: staticPlaceFields
+        case .stations: staticStationFields
         case .points: []
         }
     }
+
+    private static let staticSightingFields: [StaticString] = ["species", "count", "observed_at", "observer_id"]
+    private static let staticPlaceFields: [StaticString] = ["name", "category", "dwell_minutes"]
+    private static let staticStationFields: [StaticString] = ["name", "lines"]
 
     func error(_ field: String, _ reason: String) -> EngineError {
         .invalidRecord(layer: layer, index: index, id: idText, field: field, reason: reason)
@@ -257,7 +268,7 @@ struct RecordReader {
 
     // MARK: Kind fields
 
-    func fields(_ kind: LayerKind, from object: JSONObject) throws(EngineError) -> RecordFields {
+    func fields(_ kind: LayerKind, from object: some RecordFieldValues) throws(EngineError) -> RecordFields {
         switch kind {
         case .sightings:
             let species = try nonEmptyString(object, "species")
@@ -298,7 +309,7 @@ struct RecordReader {
         }
     }
 
-    private func nonEmptyString(_ object: JSONObject, _ field: String) throws(EngineError) -> String {
+    private func nonEmptyString(_ object: some RecordFieldValues, _ field: String) throws(EngineError) -> String {
         guard let value = object[field] else { throw error(field, "is missing") }
         guard let string = value.stringValue, !string.isEmpty else {
             throw error(field, "must be a non-empty string, got \(describe(value))")
