@@ -116,10 +116,7 @@ public struct Timestamp: Sendable, Hashable {
 
     /// Parses an RFC 3339 date-time; see the type's documentation for what is accepted.
     public static func parse(_ text: String) throws(TimestampError) -> Timestamp {
-        var contiguous = text
-        return try contiguous.withUTF8 { bytes in
-            Result { () throws(TimestampError) in try parse(text, bytes: bytes) }
-        }.get()
+        try withContiguousUTF8(of: text) { bytes throws(TimestampError) in try parse(text, bytes: bytes) }
     }
 
     private static func parse(_ text: String, bytes: UnsafeBufferPointer<UInt8>) throws(TimestampError) -> Timestamp {
@@ -195,10 +192,7 @@ public struct LocalDate: Sendable, Hashable, Comparable {
 
     /// Parses `YYYY-MM-DD` (years 0001...9999), nothing before or after.
     public static func parse(_ text: String) throws(TimestampError) -> LocalDate {
-        var contiguous = text
-        return try contiguous.withUTF8 { bytes in
-            Result { () throws(TimestampError) in try parse(text, bytes: bytes) }
-        }.get()
+        try withContiguousUTF8(of: text) { bytes throws(TimestampError) in try parse(text, bytes: bytes) }
     }
 
     private static func parse(_ text: String, bytes: UnsafeBufferPointer<UInt8>) throws(TimestampError) -> LocalDate {
@@ -264,6 +258,14 @@ extension LocalDate {
         default: 31
         }
     }
+}
+
+/// `body` with the UTF-8 of `text` in one buffer (copied only when the string does not
+/// keep it in one).
+private func withContiguousUTF8<T>(of text: String,
+                                   _ body: (UnsafeBufferPointer<UInt8>) throws(TimestampError) -> T) throws(TimestampError) -> T {
+    var contiguous = text
+    return try contiguous.withUTF8 { bytes in Result { () throws(TimestampError) in try body(bytes) } }.get()
 }
 
 /// Reads the ASCII fields of a date or date-time left to right, without allocating.
