@@ -72,17 +72,18 @@ public struct LiveLayer: Sendable {
                 parts.pending = parts.layer.startLoad(records)
             }
         }
-        let duplicate = parts.ids.firstDuplicate.map { index in
-            EngineError.duplicateID(layer: name, index: index, id: records[index].idKey)
+        let duplicate = parts.ids.firstDuplicate
+        func duplicateID(_ index: Int) -> EngineError {
+            .duplicateID(layer: name, index: index, id: records[index].idKey)
         }
         switch parts.pending {
         case let .invalid(slot, error):
             // One by one, a record's id is checked before its position: a duplicate id up
             // to the invalid record is the error.
-            if let duplicate, let index = parts.ids.firstDuplicate, index <= slot { throw duplicate }
+            if let duplicate, duplicate <= slot { throw duplicateID(duplicate) }
             throw .core(error, field: "records[\(slot)]")
         case let .loading(pending):
-            if let duplicate { throw duplicate }
+            if let duplicate { throw duplicateID(duplicate) }
             DispatchQueue.concurrentPerform(iterations: 2) { part in
                 if part == 0 { parts.combined = pending.tree(0) } else { parts.partitions = pending.tree(1) }
             }
@@ -101,6 +102,7 @@ public struct LiveLayer: Sendable {
     private final class BuiltParts: @unchecked Sendable {
         /// The layer whose index loads the points (its partition numbers given on the way).
         var layer: LiveLayer
+        /// Set by the second thread before it ends; the value here is never read.
         var pending = PendingLoad.invalid(slot: 0, error: .invalidOptions(reason: "not loaded"))
         var ids = (slots: IDSlots(), firstDuplicate: Int?.none)
         var records = PersistentVector<LayerRecord?>()
