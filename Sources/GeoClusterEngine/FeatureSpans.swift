@@ -16,18 +16,26 @@ import GeoClusterWire
 enum FeatureSpans {
     /// The byte ranges of the elements of `features`, in order; `nil` when the text is not
     /// a FeatureCollection laid out as the scan expects.
-    static func scan(_ bytes: [UInt8]) -> [Range<Int>]? {
+    ///
+    /// A `features` array longer than `splitAbove` bytes is scanned in two halves at once
+    /// (see ``Scanner/elements()``); the spans are the same either way.
+    static func scan(_ bytes: [UInt8], splitAbove: Int = 4 << 20) -> [Range<Int>]? {
         bytes.withUnsafeBufferPointer { buffer -> [Range<Int>]? in
-            var scanner = Scanner(bytes: buffer)
+            var scanner = Scanner(bytes: buffer, splitAbove: splitAbove)
             return scanner.collection()
         }
     }
 
     private struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
+        let splitAbove: Int
         var position = 0
 
-        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+        init(bytes: UnsafeBufferPointer<UInt8>, splitAbove: Int, position: Int = 0) {
+            self.bytes = bytes
+            self.splitAbove = splitAbove
+            self.position = position
+        }
 
         mutating func skipWhitespace() {
             while position < bytes.count {
@@ -94,16 +102,91 @@ enum FeatureSpans {
         /// The elements of the array at the position.
         mutating func array() -> [Range<Int>]? {
             guard take(UInt8(ascii: "[")) else { return nil }
+            if take(UInt8(ascii: "]")) { return [] }
+            return elements()
+        }
+
+        /// The elements of an array from the start of one of them, and past its `]`.
+        ///
+        /// A long array is scanned in two halves at once: a second scanner starts at what
+        /// looks like an element's start halfway (`{` after `},`) and scans to the `]`,
+        /// while this one scans from here until it reaches that place. Only if this scan
+        /// starts an element exactly there does it take the second one's spans, which are
+        /// then what it would have found itself: both scan from an element's start in the
+        /// same array. Otherwise the guess was inside a string or a nested value, and this
+        /// scan goes on alone.
+        mutating func elements() -> [Range<Int>]? {
+            guard bytes.count - position > splitAbove, let split = elementStart(after: position + (bytes.count - position) / 2)
+            else { return elements(until: nil)?.spans }
+            let halves = Halves(first: self, second: Scanner(bytes: bytes, splitAbove: .max, position: split))
+            DispatchQueue.concurrentPerform(iterations: 2) { half in
+                if half == 0 {
+                    halves.firstResult = halves.first.elements(until: split)
+                } else {
+                    halves.secondResult = halves.second.elements(until: nil)
+                }
+            }
+            guard let (spans, reachedSplit) = halves.firstResult else { return nil }
+            guard reachedSplit else {
+                position = halves.first.position
+                return spans
+            }
+            guard let (rest, _) = halves.secondResult else { return nil }
+            position = halves.second.position
+            return spans + rest
+        }
+
+        /// The two scanners of a split scan and what each found, each written by one thread
+        /// and read after both have ended.
+        private final class Halves: @unchecked Sendable {
+            var first: Scanner
+            var second: Scanner
+            var firstResult: (spans: [Range<Int>], reachedSplit: Bool)?
+            var secondResult: (spans: [Range<Int>], reachedSplit: Bool)?
+
+            init(first: Scanner, second: Scanner) {
+                self.first = first
+                self.second = second
+            }
+        }
+
+        /// The elements from the position up to the array's `]` (read), or up to an element
+        /// starting at `split` (not read; `reachedSplit` is then true). `nil` when the text
+        /// is not laid out as the scan expects.
+        mutating func elements(until split: Int?) -> (spans: [Range<Int>], reachedSplit: Bool)? {
             var spans: [Range<Int>] = []
-            if take(UInt8(ascii: "]")) { return spans }
             repeat {
                 skipWhitespace()
                 let start = position
+                if start == split { return (spans, true) }
                 guard let end = valueEnd() else { return nil }
                 spans.append(start..<end)
             } while take(UInt8(ascii: ","))
             guard take(UInt8(ascii: "]")) else { return nil }
-            return spans
+            return (spans, false)
+        }
+
+        /// The first `{` at or after `start` that follows `}` and `,` (whitespace aside):
+        /// where an element of an array of objects may start.
+        func elementStart(after start: Int) -> Int? {
+            var i = start
+            while i < bytes.count {
+                if bytes[i] == UInt8(ascii: "{") {
+                    var j = i - 1
+                    while j > 0, Self.isWhitespace(bytes[j]) { j -= 1 }
+                    if j > 0, bytes[j] == UInt8(ascii: ",") {
+                        j -= 1
+                        while j > 0, Self.isWhitespace(bytes[j]) { j -= 1 }
+                        if bytes[j] == UInt8(ascii: "}") { return i }
+                    }
+                }
+                i += 1
+            }
+            return nil
+        }
+
+        static func isWhitespace(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
         }
 
         /// Moves past one value and returns its end: a string, an object or array (by its

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GeoClusterTestSupport
 @testable import GeoClusterEngine
 @testable import GeoClusterWire
 
@@ -34,6 +35,40 @@ struct FeatureSpansTests {
     ])
     func leavesOtherLayoutsToTheWholeParse(_ text: String) {
         #expect(Self.spans(text) == nil)
+    }
+
+    /// A long `features` array scanned in two halves at once gives what one scan gives,
+    /// wherever the halfway guess lands: at a feature's start, inside a string holding
+    /// `},{`, inside a nested array of objects, or after the array.
+    @Test func aScanInTwoHalvesFindsWhatOneScanFinds() {
+        let variants = [
+            #"{"type":"Feature","properties":{}}"#,
+            #"{"type":"Feature","properties":{"s":"},{\"type\":\"Feature\"},{"}}"#,
+            #"{"type":"Feature","properties":{"list":[{"a":1},{"b":[{"c":"]"}]},{"d":2}]}}"#,
+            #"{ "type" : "Feature" ,"properties":{"s":"\\"} }"#,
+            #"{"type":"Feature","properties":{"long":"\#(String(repeating: "},{x", count: 200))"}}"#,
+        ]
+        var random = SeededRandom(seed: 11)
+        var texts: [String] = []
+        for _ in 0..<400 {
+            let features = (0..<Int.random(in: 1...40, using: &random)).map { _ in
+                variants[Int.random(in: 0..<variants.count, using: &random)]
+            }
+            let separator = Bool.random(using: &random) ? "," : " ,\n "
+            let trailer = Bool.random(using: &random) ? "" : #","bbox":[{"a":1},{"b":2}]"#
+            texts.append(#"{"type":"FeatureCollection","features":["# + features.joined(separator: separator) + "]" + trailer + "}")
+        }
+        // Broken after the halfway point: both scans give up.
+        texts.append(#"{"type":"FeatureCollection","features":["# + Array(repeating: variants[0], count: 9).joined(separator: ",")
+                     + #",{"type":"Feature"]}"#)
+        var scanned = 0
+        for text in texts {
+            let bytes = Array(text.utf8)
+            let whole = FeatureSpans.scan(bytes, splitAbove: .max)
+            #expect(FeatureSpans.scan(bytes, splitAbove: 0) == whole, "\(text)")
+            if whole != nil { scanned += 1 }
+        }
+        #expect(scanned == 400)
     }
 
     static func file(_ text: String) throws -> String {
