@@ -132,6 +132,25 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         try transaction(readOnly: true) { c in try layer(name, on: c) }
     }
 
+    /// Hands the rows over in batches of ``StoredRowBatches/size`` as they arrive: the
+    /// connection's event loop gathers them, this thread hands each batch on.
+    public func loadLayer(_ name: String, kind: (LayerKind) throws(EngineError) -> Void,
+                          records: ([StoredRecord]) -> Void) throws(EngineError) -> Int64? {
+        try transaction(readOnly: true) { c -> Int64? in
+            guard let layerKind = try self.kind(ifStored: name, on: c) else { return nil }
+            try kind(layerKind)
+            let batches = StoredRowBatches()
+            let query = c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger) { row in
+                let (idKey, text) = try row.decode((String?, String).self)
+                batches.append(StoredRecord(idKey: idKey, featureText: Array(text.utf8)))
+            }
+            query.whenComplete { _ in batches.end() }
+            while let batch = batches.next() { records(batch) }
+            _ = try query.wait()
+            return try sequence(of: name, on: c)
+        }
+    }
+
     public func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64? {
         try transaction { c -> Int64? in
             try lockLayer(name, on: c)
@@ -200,13 +219,25 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         _ = try c.query("SELECT pg_advisory_xact_lock(hashtext(\(name)))", logger: logger).wait()
     }
 
-    private func layer(_ name: String, on c: PostgresConnection) throws -> StoredLayer? {
+    /// The kind of a stored layer, `nil` when the store does not hold it.
+    private func kind(ifStored name: String, on c: PostgresConnection) throws -> LayerKind? {
         let kinds = try c.query("SELECT kind FROM layers WHERE name = \(name)", logger: logger).wait()
         guard let row = kinds.rows.first else { return nil }
         let kindName = try row.decode(String.self)
         guard let kind = LayerKind(rawValue: kindName) else {
             throw EngineError.storageUnavailable(reason: "layer \"\(name)\" has the unknown kind \"\(kindName)\"")
         }
+        return kind
+    }
+
+    private func sequence(of name: String, on c: PostgresConnection) throws -> Int64 {
+        let last = try c.query("SELECT COALESCE(MAX(sequence), 0) FROM changes WHERE layer = \(name)",
+                               logger: logger).wait()
+        return try Self.sequence(last)
+    }
+
+    private func layer(_ name: String, on c: PostgresConnection) throws -> StoredLayer? {
+        guard let kind = try kind(ifStored: name, on: c) else { return nil }
         // Rows are taken as they arrive, on the event loop, as feature text; a layer built
         // from them parses one feature at a time, so their trees are never all held at once.
         let collected = NIOLockedValueBox<[StoredRecord]>([])
@@ -218,9 +249,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             defer { records = [] }
             return records
         }
-        let last = try c.query("SELECT COALESCE(MAX(sequence), 0) FROM changes WHERE layer = \(name)",
-                               logger: logger).wait()
-        return StoredLayer(kind: kind, records: records, sequence: try Self.sequence(last))
+        return StoredLayer(kind: kind, records: records, sequence: try sequence(of: name, on: c))
     }
 
     private func entries(_ layer: String, after sequence: Int64, on c: PostgresConnection) throws -> [JournalEntry] {

@@ -97,7 +97,7 @@ public final class SQLiteJournal: LayerJournal {
         }
     }
 
-    /// Hands the rows over in batches of ``readBatch`` as the cursor reads them.
+    /// Hands the rows over in batches of ``StoredRowBatches/size`` as the cursor reads them.
     public func loadLayer(_ name: String, kind: (LayerKind) throws(EngineError) -> Void,
                           records: ([StoredRecord]) -> Void) throws(EngineError) -> Int64? {
         try run { () throws -> Int64? in
@@ -105,10 +105,10 @@ public final class SQLiteJournal: LayerJournal {
                 guard let layerKind = try Self.kind(ifStored: name, in: db) else { return nil }
                 try kind(layerKind)
                 var batch: [StoredRecord] = []
-                batch.reserveCapacity(Self.readBatch)
+                batch.reserveCapacity(StoredRowBatches.size)
                 try Self.forEachRecord(of: name, in: db) { record in
                     batch.append(record)
-                    if batch.count == Self.readBatch {
+                    if batch.count == StoredRowBatches.size {
                         records(batch)
                         batch.removeAll(keepingCapacity: true)
                     }
@@ -118,9 +118,6 @@ public final class SQLiteJournal: LayerJournal {
             }
         }
     }
-
-    /// How many rows ``loadLayer(_:kind:records:)`` hands over at a time.
-    static let readBatch = 8_192
 
     public func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64? {
         try write { db -> Int64? in

@@ -187,6 +187,35 @@ struct ReplicaTests {
         #expect(try b.count() == stored.records.count + 1)
     }
 
+    /// A layer read from PostgreSQL in batches, as they arrive, is the layer read whole,
+    /// and builds the same live layer; a layer never stored gives `nil` without callbacks.
+    @Test(needsReplicas) func aPostgresLayerReadInBatchesIsTheLayerReadWhole() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        try cluster.createDatabase("batches")
+        let journal = try PostgresJournal(url: cluster.url("batches"))
+        defer { journal.disconnect() }
+        let count = 20_000
+        let stored = try (0..<count).map { i in
+            StoredRecord(try LayerRecord(json: StoreFixtures.sighting("s\(i)", i), kind: .sightings, layer: "birds", index: i))
+        }
+        _ = try journal.seedLayer("birds", kind: .sightings, records: stored)
+        var kinds: [LayerKind] = []
+        var batches: [[StoredRecord]] = []
+        let sequence = try journal.loadLayer("birds", kind: { kinds.append($0) }, records: { batches.append($0) })
+        let whole = try #require(try journal.loadLayer("birds"))
+        #expect(kinds == [.sightings])
+        #expect(batches.count == 3 && batches.dropLast().allSatisfy { $0.count == 8_192 })
+        #expect(batches.flatMap { $0 } == whole.records)
+        #expect(Set(whole.records.map(\.idKey)) == Set(stored.map(\.idKey)))
+        #expect(sequence == whole.sequence)
+        #expect(try journal.loadLayer("fish", kind: { _ in Issue.record("no kind for a layer never stored") },
+                                      records: { _ in Issue.record("no records for a layer never stored") }) == nil)
+        let spec = LayerCatalog.LayerSpec(name: "birds", kind: .sightings, path: "/nonexistent.geojson")
+        let engine = try Engine(entries: [try LayerCatalog.load(spec, journal: journal)])
+        #expect(try engine.liveLayer(named: "birds").count == count)
+    }
+
     /// Polls `/readyz` until it is 200 (`ready`) or 503, for at most 20 seconds (the feed
     /// notices an outage at its next round, within its one-second poll interval).
     static func waitFor(_ replica: Replica, ready: Bool) throws -> Bool {
