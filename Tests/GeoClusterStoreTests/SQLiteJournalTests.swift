@@ -108,23 +108,12 @@ import GeoClusterStore
         let seed = try StoreFixtures.seedFile(in: directory)
         let path = directory.appendingPathComponent("store.sqlite").path
         let count = 20_000
-        var stored = try (0..<count).map { i in
-            StoredRecord(try LayerRecord(json: StoreFixtures.sighting("s\(i)", i), kind: .sightings, layer: "birds", index: i))
-        }
+        var stored = try StoreFixtures.storedSightings(count)
         do {
             let journal = try SQLiteJournal(path: path)
             defer { try? journal.close() }
-            _ = try journal.seedLayer("birds", kind: .sightings, records: stored)
-            var kinds: [LayerKind] = []
-            var batches: [[StoredRecord]] = []
-            let sequence = try journal.loadLayer("birds", kind: { kinds.append($0) }, records: { batches.append($0) })
-            let whole = try #require(try journal.loadLayer("birds"))
-            #expect(kinds == [.sightings])
+            let (batches, whole) = try StoreFixtures.checkReadInBatches(journal, stored: stored)
             #expect(batches.count > 1)
-            #expect(batches.flatMap { $0 } == whole.records)
-            #expect(sequence == whole.sequence)
-            #expect(try journal.loadLayer("fish", kind: { _ in Issue.record("no kind for a layer never stored") },
-                                          records: { _ in Issue.record("no records for a layer never stored") }) == nil)
             let (engine, _) = try StoreFixtures.engine(store: path, seed: seed)
             #expect(try engine.liveLayer(named: "birds").count == count)
 

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import GeoCluster
 import GeoClusterWire
 import GeoClusterEngine
@@ -36,6 +37,32 @@ enum StoreFixtures {
         let spec = LayerCatalog.LayerSpec(name: "birds", kind: .sightings, path: seed.path)
         let engine = try Engine(entries: [try LayerCatalog.load(spec, journal: journal)])
         return (engine, journal)
+    }
+
+    /// `count` sightings as stored records, ids `s0`…
+    static func storedSightings(_ count: Int) throws -> [StoredRecord] {
+        try (0..<count).map { i in
+            StoredRecord(try LayerRecord(json: sighting("s\(i)", i), kind: .sightings, layer: "birds", index: i))
+        }
+    }
+
+    /// Seeds `stored` as layer `birds` of `journal`, reads it back in batches and whole,
+    /// and checks what every journal's batched read promises: the kind once, the batches
+    /// in order are the layer read whole, the same sequence, and a layer never stored
+    /// gives `nil` without callbacks. Returns the batches and the layer read whole.
+    static func checkReadInBatches(_ journal: some LayerJournal,
+                                   stored: [StoredRecord]) throws -> (batches: [[StoredRecord]], whole: StoredLayer) {
+        _ = try journal.seedLayer("birds", kind: .sightings, records: stored)
+        var kinds: [LayerKind] = []
+        var batches: [[StoredRecord]] = []
+        let sequence = try journal.loadLayer("birds", kind: { kinds.append($0) }, records: { batches.append($0) })
+        let whole = try #require(try journal.loadLayer("birds"))
+        #expect(kinds == [.sightings])
+        #expect(batches.flatMap { $0 } == whole.records)
+        #expect(sequence == whole.sequence)
+        #expect(try journal.loadLayer("fish", kind: { _ in Issue.record("no kind for a layer never stored") },
+                                      records: { _ in Issue.record("no records for a layer never stored") }) == nil)
+        return (batches, whole)
     }
 
     /// An insert request of batch `batch`: records `b<batch>-0`… .
