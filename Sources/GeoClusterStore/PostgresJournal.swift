@@ -132,21 +132,13 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         try transaction(readOnly: true) { c in try layer(name, on: c) }
     }
 
-    /// Hands the rows over in batches of ``StoredRowBatches/size`` as they arrive: the
-    /// connection's event loop gathers them, this thread hands each batch on.
+    /// Hands the rows over in batches as they arrive (``readRows(of:on:_:)``).
     public func loadLayer(_ name: String, kind: (LayerKind) throws(EngineError) -> Void,
                           records: ([StoredRecord]) -> Void) throws(EngineError) -> Int64? {
         try transaction(readOnly: true) { c -> Int64? in
             guard let layerKind = try self.kind(ifStored: name, on: c) else { return nil }
             try kind(layerKind)
-            let batches = StoredRowBatches()
-            let query = c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger) { row in
-                let (idKey, text) = try row.decode((String?, String).self)
-                batches.append(StoredRecord(idKey: idKey, featureText: Array(text.utf8)))
-            }
-            query.whenComplete { _ in batches.end() }
-            while let batch = batches.next() { records(batch) }
-            _ = try query.wait()
+            try readRows(of: name, on: c, records)
             return try sequence(of: name, on: c)
         }
     }
@@ -238,18 +230,24 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
 
     private func layer(_ name: String, on c: PostgresConnection) throws -> StoredLayer? {
         guard let kind = try kind(ifStored: name, on: c) else { return nil }
-        // Rows are taken as they arrive, on the event loop, as feature text; a layer built
-        // from them parses one feature at a time, so their trees are never all held at once.
-        let collected = NIOLockedValueBox<[StoredRecord]>([])
-        _ = try c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger) { row in
-            let (idKey, text) = try row.decode((String?, String).self)
-            collected.withLockedValue { $0.append(StoredRecord(idKey: idKey, featureText: Array(text.utf8))) }
-        }.wait()
-        let records = collected.withLockedValue { records in
-            defer { records = [] }
-            return records
-        }
+        var records: [StoredRecord] = []
+        try readRows(of: name, on: c) { records.append(contentsOf: $0) }
         return StoredLayer(kind: kind, records: records, sequence: try sequence(of: name, on: c))
+    }
+
+    /// The rows of a layer, as feature text, to `body` in batches of
+    /// ``StoredRowBatches/size`` as they arrive: the connection's event loop gathers
+    /// them, this thread hands each batch on. A layer built from them parses one feature
+    /// at a time, so their trees are never all held at once.
+    private func readRows(of name: String, on c: PostgresConnection, _ body: ([StoredRecord]) -> Void) throws {
+        let batches = StoredRowBatches()
+        let query = c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger) { row in
+            let (idKey, text) = try row.decode((String?, String).self)
+            batches.append(StoredRecord(idKey: idKey, featureText: Array(text.utf8)))
+        }
+        query.whenComplete { _ in batches.end() }
+        while let batch = batches.next() { body(batch) }
+        _ = try query.wait()
     }
 
     private func entries(_ layer: String, after sequence: Int64, on c: PostgresConnection) throws -> [JournalEntry] {
