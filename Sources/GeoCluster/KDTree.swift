@@ -10,6 +10,11 @@
 /// larger than `nodeSize` are split around their middle `m = (left + right) / 2` on the
 /// node's axis (x at even depths, y at odd ones): nothing left of `m` is greater and
 /// nothing right of `m` is smaller than the item at `m`.
+///
+/// The coordinates of those middle items are also kept apart, by node (``splits``):
+/// every query reads one at each node it passes, and in `coords` each lies in the middle
+/// of its node's range, a cache line of its own far from the others; together they take
+/// a few hundred kilobytes for a million points and stay in the cache.
 public struct KDTree: Sendable {
     /// Largest number of items searched linearly instead of being split further.
     public let nodeSize: Int
@@ -17,6 +22,10 @@ public struct KDTree: Sendable {
     public private(set) var ids: [UInt32]
     /// Interleaved x, y of each sorted position.
     public private(set) var coords: [Float]
+    /// Interleaved x, y of the middle item of each node larger than `nodeSize`, by node
+    /// number: the root is node 1, the halves of node `k` are `2k` (left) and `2k + 1`;
+    /// numbers of no such node hold zeros.
+    private(set) var splits: [Float]
 
     /// Number of indexed items.
     public var count: Int { ids.count }
@@ -51,36 +60,69 @@ public struct KDTree: Sendable {
                 }
             }
         }
+        self.splits = coords.withUnsafeBufferPointer { coords in
+            Self.splits(coords: coords, count: n, nodeSize: nodeSize)
+        }
         self.ids = ids
         self.coords = coords
+    }
+
+    /// The ``splits`` of sorted coordinates.
+    private static func splits(coords: UnsafeBufferPointer<Float>, count: Int, nodeSize: Int) -> [Float] {
+        func lastNode(_ left: Int, _ right: Int, _ k: Int) -> Int {
+            guard right - left > nodeSize else { return 0 }
+            let m = (left + right) >> 1
+            return max(k, lastNode(left, m - 1, 2 * k), lastNode(m + 1, right, 2 * k + 1))
+        }
+        let last = lastNode(0, count - 1, 1)
+        guard last > 0 else { return [] }
+        var splits = [Float](repeating: 0, count: 2 * (last + 1))
+        splits.withUnsafeMutableBufferPointer { splits in
+            func fill(_ left: Int, _ right: Int, _ k: Int) {
+                guard right - left > nodeSize else { return }
+                let m = (left + right) >> 1
+                splits[2 * k] = coords[2 * m]
+                splits[2 * k + 1] = coords[2 * m + 1]
+                fill(left, m - 1, 2 * k)
+                fill(m + 1, right, 2 * k + 1)
+            }
+            fill(0, count - 1, 1)
+        }
+        return splits
     }
 
     /// Appends to `result` the ids of all items with `minX <= x <= maxX` and
     /// `minY <= y <= maxY`, in kdbush's traversal order.
     public func range(minX: Double, minY: Double, maxX: Double, maxY: Double, into result: inout [UInt32]) {
-        withStorage { ids, coords in
-            Self.range(ids: ids, coords: coords, count: count, nodeSize: nodeSize,
+        withStorage { ids, coords, splits in
+            Self.range(ids: ids, coords: coords, splits: splits, count: count, nodeSize: nodeSize,
                        minX: minX, minY: minY, maxX: maxX, maxY: maxY, into: &result)
         }
     }
 
-    /// Calls `body` with the sorted ids and coordinates, read without bounds checks;
-    /// not at all for an empty tree.
-    private func withStorage(_ body: (UnsafePointer<UInt32>, UnsafePointer<Float>) -> Void) {
+    /// Calls `body` with the sorted ids, coordinates and ``splits``, read without bounds
+    /// checks; not at all for an empty tree.
+    private func withStorage(_ body: (UnsafePointer<UInt32>, UnsafePointer<Float>, UnsafePointer<Float>) -> Void) {
         guard count > 0 else { return }
         ids.withUnsafeBufferPointer { ids in
-            coords.withUnsafeBufferPointer { coords in body(ids.baseAddress!, coords.baseAddress!) }
+            coords.withUnsafeBufferPointer { coords in
+                // A tree of one leaf has no splits, and reads none.
+                splits.withUnsafeBufferPointer { splits in
+                    body(ids.baseAddress!, coords.baseAddress!, splits.baseAddress ?? coords.baseAddress!)
+                }
+            }
         }
     }
 
-    private static func range(ids: UnsafePointer<UInt32>, coords: UnsafePointer<Float>, count: Int, nodeSize: Int,
+    private static func range(ids: UnsafePointer<UInt32>, coords: UnsafePointer<Float>, splits: UnsafePointer<Float>,
+                              count: Int, nodeSize: Int,
                               minX: Double, minY: Double, maxX: Double, maxY: Double,
                               into result: inout [UInt32]) {
         var stack = TraversalStack()
-        stack.push(0, count - 1, 0)
+        stack.push(0, count - 1, 0, 1)
         let low = SIMD4<Float>(Self.lowerBound(minX), Self.lowerBound(minY), Self.lowerBound(minX), Self.lowerBound(minY))
         let high = SIMD4<Float>(Self.upperBound(maxX), Self.upperBound(maxY), Self.upperBound(maxX), Self.upperBound(maxY))
-        while let (left, right, axis) = stack.pop() {
+        while let (left, right, axis, k) = stack.pop() {
             if right - left <= nodeSize {
                 var i = left
                 // Two items a step, each coordinate tested in one lane.
@@ -99,14 +141,14 @@ public struct KDTree: Sendable {
                 continue
             }
             let m = (left + right) >> 1
-            let x = Double(coords[2 * m])
-            let y = Double(coords[2 * m + 1])
+            let x = Double(splits[2 * k])
+            let y = Double(splits[2 * k + 1])
             if x >= minX && x <= maxX && y >= minY && y <= maxY { result.append(ids[m]) }
             if axis == 0 ? minX <= x : minY <= y {
-                stack.push(left, m - 1, 1 - axis)
+                stack.push(left, m - 1, 1 - axis, 2 * k)
             }
             if axis == 0 ? maxX >= x : maxY >= y {
-                stack.push(m + 1, right, 1 - axis)
+                stack.push(m + 1, right, 1 - axis, 2 * k + 1)
             }
         }
     }
@@ -129,18 +171,19 @@ public struct KDTree: Sendable {
     /// Appends to `result` the ids of all items within Euclidean distance `radius`
     /// (inclusive) of `(qx, qy)`, in kdbush's traversal order.
     public func within(x qx: Double, y qy: Double, radius: Double, into result: inout [UInt32]) {
-        withStorage { ids, coords in
-            Self.within(ids: ids, coords: coords, count: count, nodeSize: nodeSize,
+        withStorage { ids, coords, splits in
+            Self.within(ids: ids, coords: coords, splits: splits, count: count, nodeSize: nodeSize,
                         x: qx, y: qy, radius: radius, into: &result)
         }
     }
 
-    private static func within(ids: UnsafePointer<UInt32>, coords: UnsafePointer<Float>, count: Int, nodeSize: Int,
+    private static func within(ids: UnsafePointer<UInt32>, coords: UnsafePointer<Float>, splits: UnsafePointer<Float>,
+                               count: Int, nodeSize: Int,
                                x qx: Double, y qy: Double, radius: Double, into result: inout [UInt32]) {
         let r2 = radius * radius
         var stack = TraversalStack()
-        stack.push(0, count - 1, 0)
-        while let (left, right, axis) = stack.pop() {
+        stack.push(0, count - 1, 0, 1)
+        while let (left, right, axis, k) = stack.pop() {
             if right - left <= nodeSize {
                 var i = left
                 // Four items a step; the test of each is the scalar one, so the same
@@ -169,16 +212,16 @@ public struct KDTree: Sendable {
                 continue
             }
             let m = (left + right) >> 1
-            let x = Double(coords[2 * m])
-            let y = Double(coords[2 * m + 1])
+            let x = Double(splits[2 * k])
+            let y = Double(splits[2 * k + 1])
             let dx = x - qx
             let dy = y - qy
             if dx * dx + dy * dy <= r2 { result.append(ids[m]) }
             if axis == 0 ? qx - radius <= x : qy - radius <= y {
-                stack.push(left, m - 1, 1 - axis)
+                stack.push(left, m - 1, 1 - axis, 2 * k)
             }
             if axis == 0 ? qx + radius >= x : qy + radius >= y {
-                stack.push(m + 1, right, 1 - axis)
+                stack.push(m + 1, right, 1 - axis, 2 * k + 1)
             }
         }
     }
@@ -203,40 +246,44 @@ public struct KDTree: Sendable {
             guard Int(id) < count, !seen[Int(id)] else { return false }
             seen[Int(id)] = true
         }
-        return checkNode(left: 0, right: count - 1, axis: 0)
+        return checkNode(left: 0, right: count - 1, axis: 0, node: 1)
     }
 
-    private func checkNode(left: Int, right: Int, axis: Int) -> Bool {
+    private func checkNode(left: Int, right: Int, axis: Int, node k: Int) -> Bool {
         if right - left <= nodeSize { return true }
         let m = (left + right) >> 1
+        guard 2 * k + 1 < splits.count, splits[2 * k] == coords[2 * m], splits[2 * k + 1] == coords[2 * m + 1] else {
+            return false
+        }
         let pivot = coords[2 * m + axis]
         for i in left..<m where coords[2 * i + axis] > pivot { return false }
         for i in (m + 1)...right where coords[2 * i + axis] < pivot { return false }
-        return checkNode(left: left, right: m - 1, axis: 1 - axis)
-            && checkNode(left: m + 1, right: right, axis: 1 - axis)
+        return checkNode(left: left, right: m - 1, axis: 1 - axis, node: 2 * k)
+            && checkNode(left: m + 1, right: right, axis: 1 - axis, node: 2 * k + 1)
     }
 }
 
 /// The pending nodes of a depth-first traversal, on the stack frame: a node pushes at
 /// most its two halves, so depth + 1 entries suffice, and depth stays below 40 for any
-/// tree with fewer than 2^32 items.
+/// tree with fewer than 2^32 items. An entry is a node's range, axis and node number.
 private struct TraversalStack {
-    private var storage = InlineArray<120, Int32>(repeating: 0)
+    private var storage = InlineArray<160, Int>(repeating: 0)
     private var top = 0
 
     @inline(__always)
-    mutating func push(_ left: Int, _ right: Int, _ axis: Int) {
-        storage[top] = Int32(truncatingIfNeeded: left)
-        storage[top + 1] = Int32(truncatingIfNeeded: right)
-        storage[top + 2] = Int32(truncatingIfNeeded: axis)
-        top += 3
+    mutating func push(_ left: Int, _ right: Int, _ axis: Int, _ node: Int) {
+        storage[top] = left
+        storage[top + 1] = right
+        storage[top + 2] = axis
+        storage[top + 3] = node
+        top += 4
     }
 
     @inline(__always)
-    mutating func pop() -> (Int, Int, Int)? {
+    mutating func pop() -> (Int, Int, Int, Int)? {
         guard top > 0 else { return nil }
-        top -= 3
-        return (Int(storage[top]), Int(storage[top + 1]), Int(storage[top + 2]))
+        top -= 4
+        return (storage[top], storage[top + 1], storage[top + 2], storage[top + 3])
     }
 }
 
