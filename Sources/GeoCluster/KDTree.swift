@@ -11,24 +11,35 @@
 /// node's axis (x at even depths, y at odd ones): nothing left of `m` is greater and
 /// nothing right of `m` is smaller than the item at `m`.
 ///
-/// The coordinates of those middle items are also kept apart, by node (``splits``):
-/// every query reads one at each node it passes, and in `coords` each lies in the middle
-/// of its node's range, a cache line of its own far from the others; together they take
-/// a few hundred kilobytes for a million points and stay in the cache.
+/// Queries read the sorted positions in blocks of four (``blocks``): the x, y of each,
+/// then the four ids, 48 bytes together, so that a leaf's items and the ids of those
+/// found are read from the same cache lines. The coordinates of the middle items are
+/// also kept apart, by node (``splits``): every query reads one at each node it passes,
+/// and among the sorted positions each lies in the middle of its node's range, a cache
+/// line of its own far from the others; together they take a few hundred kilobytes for a
+/// million points and stay in the cache.
 public struct KDTree: Sendable {
     /// Largest number of items searched linearly instead of being split further.
     public let nodeSize: Int
-    /// The item (its position in the build input) at each sorted position.
-    public private(set) var ids: [UInt32]
-    /// Interleaved x, y of each sorted position.
-    public private(set) var coords: [Float]
+    /// Number of indexed items.
+    public let count: Int
+    /// The sorted positions, four to a block of ``blockWords`` words: the x, y of each
+    /// (`Float` bit patterns), then the items (their positions in the build input). The
+    /// last block is padded with zeros, which no query reads.
+    private let blocks: [UInt32]
     /// Interleaved x, y of the middle item of each node larger than `nodeSize`, by node
     /// number: the root is node 1, the halves of node `k` are `2k` (left) and `2k + 1`;
     /// numbers of no such node hold zeros.
-    private(set) var splits: [Float]
+    private let splits: [Float]
 
-    /// Number of indexed items.
-    public var count: Int { ids.count }
+    private static let blockWords = 12
+
+    /// The item at each sorted position.
+    public var ids: [UInt32] { (0..<count).map { blocks[($0 >> 2) * Self.blockWords + 8 + ($0 & 3)] } }
+    /// Interleaved x, y of each sorted position.
+    public var coords: [Float] {
+        (0..<(2 * count)).map { Float(bitPattern: blocks[($0 >> 3) * Self.blockWords + ($0 & 7)]) }
+    }
 
     /// Indexes the points `(x[i], y[i])`; the item ids reported by queries are the `i`.
     /// Large inputs are sorted on two threads when there is a second core.
@@ -45,6 +56,7 @@ public struct KDTree: Sendable {
         precondition(nodeSize >= 1, "nodeSize must be at least 1")
         self.nodeSize = nodeSize
         let n = x.count
+        count = n
         var ids = [UInt32](repeating: 0, count: n)
         var coords = [Float](repeating: 0, count: 2 * n)
         for i in 0..<n {
@@ -60,11 +72,17 @@ public struct KDTree: Sendable {
                 }
             }
         }
-        self.splits = coords.withUnsafeBufferPointer { coords in
+        splits = coords.withUnsafeBufferPointer { coords in
             Self.splits(coords: coords, count: n, nodeSize: nodeSize)
         }
-        self.ids = ids
-        self.coords = coords
+        var blocks = [UInt32](repeating: 0, count: (n + 3) / 4 * Self.blockWords)
+        for i in 0..<n {
+            let block = (i >> 2) * Self.blockWords, lane = i & 3
+            blocks[block + 2 * lane] = coords[2 * i].bitPattern
+            blocks[block + 2 * lane + 1] = coords[2 * i + 1].bitPattern
+            blocks[block + 8 + lane] = ids[i]
+        }
+        self.blocks = blocks
     }
 
     /// The ``splits`` of sorted coordinates.
@@ -91,59 +109,75 @@ public struct KDTree: Sendable {
         return splits
     }
 
+    /// The item at sorted position `p` of `blocks`.
+    @inline(__always)
+    private static func item(_ blocks: UnsafePointer<UInt32>, _ p: Int) -> UInt32 {
+        blocks[(p >> 2) * blockWords + 8 + (p & 3)]
+    }
+
+    /// The lanes of block `b` whose positions lie in `left...right`.
+    @inline(__always)
+    private static func lanes(_ b: Int, _ left: Int, _ right: Int) -> SIMDMask<SIMD4<Int>> {
+        let positions = SIMD4<Int>(repeating: 4 * b) &+ SIMD4(0, 1, 2, 3)
+        return (positions .>= SIMD4(repeating: left)) .& (positions .<= SIMD4(repeating: right))
+    }
+
     /// Appends to `result` the ids of all items with `minX <= x <= maxX` and
     /// `minY <= y <= maxY`, in kdbush's traversal order.
     public func range(minX: Double, minY: Double, maxX: Double, maxY: Double, into result: inout [UInt32]) {
-        withStorage { ids, coords, splits in
-            Self.range(ids: ids, coords: coords, splits: splits, count: count, nodeSize: nodeSize,
+        withStorage { blocks, splits in
+            Self.range(blocks: blocks, splits: splits, count: count, nodeSize: nodeSize,
                        minX: minX, minY: minY, maxX: maxX, maxY: maxY, into: &result)
         }
     }
 
-    /// Calls `body` with the sorted ids, coordinates and ``splits``, read without bounds
-    /// checks; not at all for an empty tree.
-    private func withStorage(_ body: (UnsafePointer<UInt32>, UnsafePointer<Float>, UnsafePointer<Float>) -> Void) {
+    /// Calls `body` with the blocks and ``splits``, read without bounds checks; not at
+    /// all for an empty tree.
+    private func withStorage(_ body: (UnsafePointer<UInt32>, UnsafePointer<Float>) -> Void) {
         guard count > 0 else { return }
-        ids.withUnsafeBufferPointer { ids in
-            coords.withUnsafeBufferPointer { coords in
-                // A tree of one leaf has no splits, and reads none.
-                splits.withUnsafeBufferPointer { splits in
-                    body(ids.baseAddress!, coords.baseAddress!, splits.baseAddress ?? coords.baseAddress!)
-                }
+        blocks.withUnsafeBufferPointer { blocks in
+            // A tree of one leaf has no splits, and reads none.
+            splits.withUnsafeBufferPointer { splits in
+                body(blocks.baseAddress!, splits.baseAddress ?? UnsafeRawPointer(blocks.baseAddress!)
+                    .assumingMemoryBound(to: Float.self))
             }
         }
     }
 
-    private static func range(ids: UnsafePointer<UInt32>, coords: UnsafePointer<Float>, splits: UnsafePointer<Float>,
+    private static func range(blocks: UnsafePointer<UInt32>, splits: UnsafePointer<Float>,
                               count: Int, nodeSize: Int,
                               minX: Double, minY: Double, maxX: Double, maxY: Double,
                               into result: inout [UInt32]) {
         var stack = TraversalStack()
         stack.push(0, count - 1, 0, 1)
-        let low = SIMD4<Float>(Self.lowerBound(minX), Self.lowerBound(minY), Self.lowerBound(minX), Self.lowerBound(minY))
-        let high = SIMD4<Float>(Self.upperBound(maxX), Self.upperBound(maxY), Self.upperBound(maxX), Self.upperBound(maxY))
+        let low = SIMD8<Float>(lowHalf: SIMD4(Self.lowerBound(minX), Self.lowerBound(minY),
+                                              Self.lowerBound(minX), Self.lowerBound(minY)),
+                               highHalf: SIMD4(Self.lowerBound(minX), Self.lowerBound(minY),
+                                               Self.lowerBound(minX), Self.lowerBound(minY)))
+        let high = SIMD8<Float>(lowHalf: SIMD4(Self.upperBound(maxX), Self.upperBound(maxY),
+                                               Self.upperBound(maxX), Self.upperBound(maxY)),
+                                highHalf: SIMD4(Self.upperBound(maxX), Self.upperBound(maxY),
+                                                Self.upperBound(maxX), Self.upperBound(maxY)))
         while let (left, right, axis, k) = stack.pop() {
             if right - left <= nodeSize {
-                var i = left
-                // Two items a step, each coordinate tested in one lane.
-                while i + 1 <= right {
-                    let pair = UnsafeRawPointer(coords + 2 * i).loadUnaligned(as: SIMD4<Float>.self)
-                    let inside = (pair .>= low) .& (pair .<= high)
-                    if inside[0] && inside[1] { result.append(ids[i]) }
-                    if inside[2] && inside[3] { result.append(ids[i + 1]) }
-                    i += 2
-                }
-                if i == right {
-                    let x = Double(coords[2 * i])
-                    let y = Double(coords[2 * i + 1])
-                    if x >= minX && x <= maxX && y >= minY && y <= maxY { result.append(ids[i]) }
+                // Four items a block, each coordinate tested in one lane (the bounds are
+                // the floats that test as the doubles would), in order.
+                for b in (left >> 2)...(right >> 2) {
+                    let block = blocks + b * blockWords
+                    let xy = UnsafeRawPointer(block).loadUnaligned(as: SIMD8<Float>.self)
+                    let inRange = (xy .>= low) .& (xy .<= high)
+                    guard any(inRange) else { continue }
+                    let lanes = Self.lanes(b, left, right)
+                    for lane in 0..<4 where lanes[lane] && inRange[2 * lane] && inRange[2 * lane + 1] {
+                        result.append(block[8 + lane])
+                    }
                 }
                 continue
             }
             let m = (left + right) >> 1
             let x = Double(splits[2 * k])
             let y = Double(splits[2 * k + 1])
-            if x >= minX && x <= maxX && y >= minY && y <= maxY { result.append(ids[m]) }
+            if x >= minX && x <= maxX && y >= minY && y <= maxY { result.append(item(blocks, m)) }
             if axis == 0 ? minX <= x : minY <= y {
                 stack.push(left, m - 1, 1 - axis, 2 * k)
             }
@@ -171,43 +205,36 @@ public struct KDTree: Sendable {
     /// Appends to `result` the ids of all items within Euclidean distance `radius`
     /// (inclusive) of `(qx, qy)`, in kdbush's traversal order.
     public func within(x qx: Double, y qy: Double, radius: Double, into result: inout [UInt32]) {
-        withStorage { ids, coords, splits in
-            Self.within(ids: ids, coords: coords, splits: splits, count: count, nodeSize: nodeSize,
+        withStorage { blocks, splits in
+            Self.within(blocks: blocks, splits: splits, count: count, nodeSize: nodeSize,
                         x: qx, y: qy, radius: radius, into: &result)
         }
     }
 
-    private static func within(ids: UnsafePointer<UInt32>, coords: UnsafePointer<Float>, splits: UnsafePointer<Float>,
+    private static func within(blocks: UnsafePointer<UInt32>, splits: UnsafePointer<Float>,
                                count: Int, nodeSize: Int,
                                x qx: Double, y qy: Double, radius: Double, into result: inout [UInt32]) {
         let r2 = radius * radius
         var stack = TraversalStack()
         stack.push(0, count - 1, 0, 1)
+        let q = SIMD4<Double>(qx, qy, qx, qy)
         while let (left, right, axis, k) = stack.pop() {
             if right - left <= nodeSize {
-                var i = left
-                // Four items a step; the test of each is the scalar one, so the same
-                // items pass, and they are appended in order.
-                let q = SIMD4<Double>(qx, qy, qx, qy)
-                while i + 3 <= right {
-                    let block = UnsafeRawPointer(coords + 2 * i).loadUnaligned(as: SIMD8<Float>.self)
-                    let low = SIMD4<Double>(Double(block[0]), Double(block[1]), Double(block[2]), Double(block[3])) - q
-                    let high = SIMD4<Double>(Double(block[4]), Double(block[5]), Double(block[6]), Double(block[7])) - q
+                // Four items a block; the test of each is the scalar one (the same
+                // `Double` arithmetic), so the same items pass, appended in order.
+                for b in (left >> 2)...(right >> 2) {
+                    let block = blocks + b * blockWords
+                    let xy = UnsafeRawPointer(block).loadUnaligned(as: SIMD8<Float>.self)
+                    let low = SIMD4<Double>(Double(xy[0]), Double(xy[1]), Double(xy[2]), Double(xy[3])) - q
+                    let high = SIMD4<Double>(Double(xy[4]), Double(xy[5]), Double(xy[6]), Double(xy[7])) - q
                     let lowSquares = low * low
                     let highSquares = high * high
                     let d2 = SIMD4<Double>(lowHalf: lowSquares.evenHalf + lowSquares.oddHalf,
                                            highHalf: highSquares.evenHalf + highSquares.oddHalf)
                     let inside = d2 .<= SIMD4(repeating: r2)
-                    if any(inside) {
-                        for lane in 0..<4 where inside[lane] { result.append(ids[i + lane]) }
-                    }
-                    i += 4
-                }
-                while i <= right {
-                    let dx = Double(coords[2 * i]) - qx
-                    let dy = Double(coords[2 * i + 1]) - qy
-                    if dx * dx + dy * dy <= r2 { result.append(ids[i]) }
-                    i += 1
+                    guard any(inside) else { continue }
+                    let lanes = Self.lanes(b, left, right)
+                    for lane in 0..<4 where lanes[lane] && inside[lane] { result.append(block[8 + lane]) }
                 }
                 continue
             }
@@ -216,7 +243,7 @@ public struct KDTree: Sendable {
             let y = Double(splits[2 * k + 1])
             let dx = x - qx
             let dy = y - qy
-            if dx * dx + dy * dy <= r2 { result.append(ids[m]) }
+            if dx * dx + dy * dy <= r2 { result.append(item(blocks, m)) }
             if axis == 0 ? qx - radius <= x : qy - radius <= y {
                 stack.push(left, m - 1, 1 - axis, 2 * k)
             }
@@ -239,17 +266,19 @@ public struct KDTree: Sendable {
         return result
     }
 
-    /// Verifies the kd-order invariant and that `ids` is a permutation; for tests.
+    /// Verifies the kd-order invariant, that `ids` is a permutation and that ``splits``
+    /// holds the middle items; for tests.
     public func _checkInvariants() -> Bool {
+        let ids = ids, coords = coords
         var seen = [Bool](repeating: false, count: count)
         for id in ids {
             guard Int(id) < count, !seen[Int(id)] else { return false }
             seen[Int(id)] = true
         }
-        return checkNode(left: 0, right: count - 1, axis: 0, node: 1)
+        return checkNode(coords, left: 0, right: count - 1, axis: 0, node: 1)
     }
 
-    private func checkNode(left: Int, right: Int, axis: Int, node k: Int) -> Bool {
+    private func checkNode(_ coords: [Float], left: Int, right: Int, axis: Int, node k: Int) -> Bool {
         if right - left <= nodeSize { return true }
         let m = (left + right) >> 1
         guard 2 * k + 1 < splits.count, splits[2 * k] == coords[2 * m], splits[2 * k + 1] == coords[2 * m + 1] else {
@@ -258,8 +287,8 @@ public struct KDTree: Sendable {
         let pivot = coords[2 * m + axis]
         for i in left..<m where coords[2 * i + axis] > pivot { return false }
         for i in (m + 1)...right where coords[2 * i + axis] < pivot { return false }
-        return checkNode(left: left, right: m - 1, axis: 1 - axis, node: 2 * k)
-            && checkNode(left: m + 1, right: right, axis: 1 - axis, node: 2 * k + 1)
+        return checkNode(coords, left: left, right: m - 1, axis: 1 - axis, node: 2 * k)
+            && checkNode(coords, left: m + 1, right: right, axis: 1 - axis, node: 2 * k + 1)
     }
 }
 
