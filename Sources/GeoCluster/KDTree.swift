@@ -150,14 +150,13 @@ public struct KDTree: Sendable {
                               into result: inout [UInt32]) {
         var stack = TraversalStack()
         stack.push(0, count - 1, 0, 1)
-        let low = SIMD8<Float>(lowHalf: SIMD4(Self.lowerBound(minX), Self.lowerBound(minY),
-                                              Self.lowerBound(minX), Self.lowerBound(minY)),
-                               highHalf: SIMD4(Self.lowerBound(minX), Self.lowerBound(minY),
-                                               Self.lowerBound(minX), Self.lowerBound(minY)))
-        let high = SIMD8<Float>(lowHalf: SIMD4(Self.upperBound(maxX), Self.upperBound(maxY),
-                                               Self.upperBound(maxX), Self.upperBound(maxY)),
-                                highHalf: SIMD4(Self.upperBound(maxX), Self.upperBound(maxY),
-                                                Self.upperBound(maxX), Self.upperBound(maxY)))
+        // x, y of four items: the bounds repeated in each pair of lanes.
+        let lowPair = SIMD2(Self.lowerBound(minX), Self.lowerBound(minY))
+        let highPair = SIMD2(Self.upperBound(maxX), Self.upperBound(maxY))
+        let low = SIMD8<Float>(lowHalf: SIMD4(lowHalf: lowPair, highHalf: lowPair),
+                               highHalf: SIMD4(lowHalf: lowPair, highHalf: lowPair))
+        let high = SIMD8<Float>(lowHalf: SIMD4(lowHalf: highPair, highHalf: highPair),
+                                highHalf: SIMD4(lowHalf: highPair, highHalf: highPair))
         while let (left, right, axis, k) = stack.pop() {
             if right - left <= nodeSize {
                 // Four items a block, each coordinate tested in one lane (the bounds are
