@@ -29,7 +29,8 @@ public struct KDTree: Sendable {
     private let blocks: [UInt32]
     /// Interleaved x, y of the middle item of each node larger than `nodeSize`, by node
     /// number: the root is node 1, the halves of node `k` are `2k` (left) and `2k + 1`;
-    /// numbers of no such node hold zeros.
+    /// numbers of no such node hold zeros (and a tree of one leaf has node 0 only, which
+    /// no query reads).
     private let splits: [Float]
 
     private static let blockWords = 12
@@ -93,7 +94,6 @@ public struct KDTree: Sendable {
             return max(k, lastNode(left, m - 1, 2 * k), lastNode(m + 1, right, 2 * k + 1))
         }
         let last = lastNode(0, count - 1, 1)
-        guard last > 0 else { return [] }
         var splits = [Float](repeating: 0, count: 2 * (last + 1))
         splits.withUnsafeMutableBufferPointer { splits in
             func fill(_ left: Int, _ right: Int, _ k: Int) {
@@ -136,11 +136,7 @@ public struct KDTree: Sendable {
     private func withStorage(_ body: (UnsafePointer<UInt32>, UnsafePointer<Float>) -> Void) {
         guard count > 0 else { return }
         blocks.withUnsafeBufferPointer { blocks in
-            // A tree of one leaf has no splits, and reads none.
-            splits.withUnsafeBufferPointer { splits in
-                body(blocks.baseAddress!, splits.baseAddress ?? UnsafeRawPointer(blocks.baseAddress!)
-                    .assumingMemoryBound(to: Float.self))
-            }
+            splits.withUnsafeBufferPointer { splits in body(blocks.baseAddress!, splits.baseAddress!) }
         }
     }
 
