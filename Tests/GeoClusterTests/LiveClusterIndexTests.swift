@@ -438,6 +438,50 @@ extension LiveClusterIndexTests {
                                    try Self.inserted(points, options: options, partitioned: true))
     }
 
+    @Test func theBucketSizeChangesOnlyTheOrderOfPoints() throws {
+        // Leaves of 64 points (the default) and of 4 straddle the grid's cells differently:
+        // the totals, groups, ids and aggregates are the same, and each answer holds the
+        // same points; only points of one cell may come in another order (quadtree order).
+        let points = Self.bulkPoints(600, seed: 22)
+        for partitioned in [false, true] {
+            let large = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 9)
+            #expect(large.bucketSize == 64)
+            let a = try LiveClusterIndex(points: points, options: large, partitioned: partitioned)
+            let b = try Self.inserted(points, partitioned: partitioned)
+            #expect(a._checkInvariants() && b._checkInvariants())
+            // An answer's features with their aggregates, in one order.
+            func canonical(_ answer: LiveAnswer) -> [String] {
+                answer.features.map { feature in
+                    var plain = feature
+                    plain.aggregateIndex = nil
+                    return "\(plain) \(feature.aggregateIndex.map { String(describing: answer.summaries[$0]) } ?? "")"
+                }.sorted()
+            }
+            let seoul = try BoundingBox(west: 126.6, south: 37.2, east: 127.3, north: 37.9)
+            for filter in Self.bulkFilters {
+                for zoom in large.minZoom...large.maxZoom + 1 {
+                    for box in [BoundingBox.world, seoul] {
+                        let x = try a.clusters(in: box, zoom: Double(zoom), filter: filter)
+                        let y = try b.clusters(in: box, zoom: Double(zoom), filter: filter)
+                        #expect(canonical(x) == canonical(y), "zoom \(zoom), \(box)")
+                    }
+                    for id in try a.clusters(in: .world, zoom: Double(zoom), filter: filter).features.compactMap(\.clusterID) {
+                        #expect(canonical(try a.children(of: id, filter: filter))
+                                == canonical(try b.children(of: id, filter: filter)), "children of \(id)")
+                        #expect(try a.expansionZoom(of: id, filter: filter) == b.expansionZoom(of: id, filter: filter))
+                        let all = try a.leaves(of: id, limit: 10_000, offset: 0, filter: filter)
+                        let other = try b.leaves(of: id, limit: 10_000, offset: 0, filter: filter)
+                        #expect(all.total == other.total && all.pointIndices.sorted() == other.pointIndices.sorted(),
+                                "leaves of \(id)")
+                    }
+                }
+                let centre = Coordinate(longitude: 126.9707, latitude: 37.5547)
+                #expect(a.points(within: 30_000, of: centre, filter: filter).map(\.slot).sorted()
+                        == b.points(within: 30_000, of: centre, filter: filter).map(\.slot).sorted())
+            }
+        }
+    }
+
     @Test(arguments: [UInt64(1), 2])
     func aBulkBuiltIndexKeepsAnsweringAsInsertsDoThroughChanges(seed: UInt64) throws {
         let points = Self.bulkPoints(800, seed: seed + 30)
