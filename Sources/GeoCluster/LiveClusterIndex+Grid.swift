@@ -413,6 +413,7 @@ extension LiveClusterIndex {
     /// the quadtree cells `x0...x1` x `y0...y1` of that level (whole grid cells).
     static func collect(_ tree: QuadNode, level: Int, span: UInt32, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32,
                         filter: LiveFilter, partition: Int, into contributions: inout [Contribution]) {
+        let span = SpanDivider(span)
         withUnsafePointer(to: tree) { root in
             collect(root, level: level, span: span, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter,
                     partition: partition, into: &contributions)
@@ -422,7 +423,7 @@ extension LiveClusterIndex {
     /// The walk of ``collect(_:level:x0:y0:x1:y1:filter:partition:into:)``, through
     /// pointers: reading a node's fields in place, where passing node values would copy
     /// each child (three array references to retain and release).
-    private static func collect(_ pointer: UnsafePointer<QuadNode>, level: Int, span: UInt32, x0: UInt32, y0: UInt32,
+    private static func collect(_ pointer: UnsafePointer<QuadNode>, level: Int, span: SpanDivider, x0: UInt32, y0: UInt32,
                                 x1: UInt32, y1: UInt32, filter: LiveFilter, partition: Int,
                                 into contributions: inout [Contribution]) {
         let node = pointer
@@ -467,7 +468,7 @@ extension LiveClusterIndex {
             for entry in node.pointee.entries where filter.passes(entry) {
                 let sx = QuadNode.cell(entry.qx, level: level), sy = QuadNode.cell(entry.qy, level: level)
                 guard sx >= x0, sx <= x1, sy >= y0, sy <= y1 else { continue }
-                let cx = sx / span, cy = sy / span
+                let cx = span.quotient(sx), cy = span.quotient(sy)
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
                 contributions.append(Contribution(x: cx, y: cy, partition: Int(entry.partition), aggregate: aggregate,
@@ -503,18 +504,22 @@ extension LiveClusterIndex {
             collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
             return fold(contributions)
         }
-        var table = DenseCells(x0: x0, y0: y0, width: width, height: height)
+        var cells = [DenseCell](repeating: DenseCell(), count: width * height)
+        var filled = 0
         let (sx0, sx1) = grid.subRange(x0, cx1, zoom: z), (sy0, sy1) = grid.subRange(y0, cy1, zoom: z)
-        let level = grid.level(zoom: z), span = UInt32(grid.span)
-        withUnsafePointer(to: combined) { root in
-            Self.accumulate(root, level: level, span: span, x0: sx0, y0: sy0, x1: sx1, y1: sy1, into: &table)
+        let level = grid.level(zoom: z)
+        cells.withUnsafeMutableBufferPointer { cells in
+            var walk = DenseWalk(cells: cells, x0: x0, y0: y0, width: width, height: height, level: level,
+                                 span: SpanDivider(UInt32(grid.span)), sx0: sx0, sy0: sy0, sx1: sx1, sy1: sy1)
+            withUnsafePointer(to: combined) { walk.accumulate($0) }
+            filled = walk.filled
         }
         var result = Grid(cells: [], histogram: [])
-        result.cells.reserveCapacity(table.filled)
-        for k in table.aggregates.indices where table.aggregates[k].count > 0 {
+        result.cells.reserveCapacity(filled)
+        for k in cells.indices where cells[k].aggregate.count > 0 {
             result.cells.append(GridCell(x: x0 + UInt32(k % width), y: y0 + UInt32(k / width),
-                                         aggregate: table.aggregates[k], slot: table.slots[k],
-                                         coordinate: table.coordinates[k], histogramStart: 0, histogramEnd: 0))
+                                         aggregate: cells[k].aggregate, slot: cells[k].slot,
+                                         coordinate: cells[k].coordinate, histogramStart: 0, histogramEnd: 0))
         }
         result.index()
         return result
@@ -524,93 +529,139 @@ extension LiveClusterIndex {
     /// sums in a table.
     static let denseCellLimit = 65_536
 
-    /// Totals per grid cell of a range, row by row; a cell's slot and coordinate are those
-    /// of its first point, read when it has one point only.
-    struct DenseCells {
+    /// Totals of one grid cell in ``cellGrid(zoom:x0:y0:x1:y1:filter:)``'s table; its slot
+    /// and coordinate are those of its first point, read when it has one point only.
+    struct DenseCell {
+        var aggregate = NodeAggregate()
+        var slot = UInt32.max
+        var coordinate = Coordinate(longitude: 0, latitude: 0)
+    }
+
+    /// Exact quotients by a grid's span (1...16) of 32-bit values, by one multiplication
+    /// (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019: for a
+    /// divisor d > 1 and any 32-bit n, n / d is the high 64 bits of (2^64 / d + 1) * n).
+    struct SpanDivider {
+        let span: UInt32
+        let multiplier: UInt64
+
+        init(_ span: UInt32) {
+            self.span = span
+            multiplier = span > 1 ? UInt64.max / UInt64(span) + 1 : 0
+        }
+
+        @inline(__always)
+        func quotient(_ n: UInt32) -> UInt32 {
+            span == 1 ? n : UInt32(truncatingIfNeeded: multiplier.multipliedFullWidth(by: UInt64(n)).high)
+        }
+    }
+
+    /// The walk of ``cellGrid(zoom:x0:y0:x1:y1:filter:)`` for the unfiltered points of an
+    /// index without partition counts: ``collect(_:level:span:x0:y0:x1:y1:filter:partition:into:)``'s
+    /// walk, adding to a table of the range's cells (row by row) where that one appends
+    /// contributions. The tree is read through pointers and the table written through
+    /// one, so that the walk retains nothing and checks no array's uniqueness.
+    struct DenseWalk {
+        let cells: UnsafeMutableBufferPointer<DenseCell>
+        /// The range's first grid cell and size.
         let x0: UInt32, y0: UInt32, width: Int, height: Int
-        var aggregates: [NodeAggregate]
-        var slots: [UInt32]
-        var coordinates: [Coordinate]
+        /// Quadtree level of the sub-cells and the range in them.
+        let level: Int
+        let span: SpanDivider
+        let sx0: UInt32, sy0: UInt32, sx1: UInt32, sy1: UInt32
         var filled = 0
 
-        init(x0: UInt32, y0: UInt32, width: Int, height: Int) {
+        init(cells: UnsafeMutableBufferPointer<DenseCell>, x0: UInt32, y0: UInt32, width: Int, height: Int,
+             level: Int, span: SpanDivider, sx0: UInt32, sy0: UInt32, sx1: UInt32, sy1: UInt32) {
+            self.cells = cells
             self.x0 = x0
             self.y0 = y0
             self.width = width
             self.height = height
-            aggregates = Array(repeating: NodeAggregate(), count: width * height)
-            slots = Array(repeating: UInt32.max, count: width * height)
-            coordinates = Array(repeating: Coordinate(longitude: 0, latitude: 0), count: width * height)
+            self.level = level
+            self.span = span
+            self.sx0 = sx0
+            self.sy0 = sy0
+            self.sx1 = sx1
+            self.sy1 = sy1
         }
 
         /// The table position of grid cell `(cx, cy)`, `nil` outside the range.
         @inline(__always)
-        func position(_ cx: UInt32, _ cy: UInt32) -> Int? {
+        private func position(_ cx: UInt32, _ cy: UInt32) -> Int? {
             guard cx >= x0, cy >= y0 else { return nil }
-            let dx = Int(cx - x0), dy = Int(cy - y0)
+            let dx = Int(cx &- x0), dy = Int(cy &- y0)
             guard dx < width, dy < height else { return nil }
-            return dy * width + dx
+            return dy &* width &+ dx
         }
 
         @inline(__always)
-        mutating func add(_ k: Int, _ aggregate: NodeAggregate, slot: UInt32, coordinate: Coordinate) {
-            if aggregates[k].count == 0 {
+        private mutating func add(_ k: Int, _ aggregate: NodeAggregate, slot: UInt32, coordinate: Coordinate) {
+            let cell = cells.baseAddress! + k
+            if cell.pointee.aggregate.count == 0 {
                 filled += 1
-                slots[k] = slot
-                coordinates[k] = coordinate
+                cell.pointee.slot = slot
+                cell.pointee.coordinate = coordinate
             }
-            aggregates[k].add(aggregate)
+            cell.pointee.aggregate.add(aggregate)
+        }
+
+        mutating func accumulate(_ node: UnsafePointer<QuadNode>) {
+            guard node.pointee.aggregate.count > 0,
+                  node.pointee.overlaps(level: level, x0: sx0, y0: sy0, x1: sx1, y1: sy1) else { return }
+            if let (cx, cy) = LiveClusterIndex.wholeCell(of: node, level: level, span: span) {
+                // A node inside one grid cell that meets the range lies in a cell of the range.
+                guard let k = position(cx, cy) else { return }
+                if node.pointee.aggregate.count == 1, let single = Self.firstEntry(node) {
+                    add(k, node.pointee.aggregate, slot: single.slot, coordinate: single.coordinate)
+                } else {
+                    add(k, node.pointee.aggregate, slot: UInt32.max, coordinate: Coordinate(longitude: 0, latitude: 0))
+                }
+                return
+            }
+            if node.pointee.isLeaf {
+                node.pointee.entries.withUnsafeBufferPointer { entries in
+                    for i in entries.indices {
+                        let sx = QuadNode.cell(entries[i].qx, level: level), sy = QuadNode.cell(entries[i].qy, level: level)
+                        guard sx >= sx0, sx <= sx1, sy >= sy0, sy <= sy1,
+                              let k = position(span.quotient(sx), span.quotient(sy)) else { continue }
+                        var aggregate = NodeAggregate()
+                        aggregate.add(entries[i])
+                        add(k, aggregate, slot: entries[i].slot, coordinate: entries[i].coordinate)
+                    }
+                }
+                return
+            }
+            node.pointee.children.withUnsafeBufferPointer { children in
+                for i in children.indices { accumulate(children.baseAddress! + i) }
+            }
+        }
+
+        /// The first point below a node in quadtree order, read in place.
+        private static func firstEntry(_ node: UnsafePointer<QuadNode>) -> LeafEntry? {
+            if node.pointee.isLeaf { return node.pointee.entries.first }
+            return node.pointee.children.withUnsafeBufferPointer { children in
+                children.isEmpty ? nil : firstEntry(children.baseAddress!)
+            }
         }
     }
 
     /// The grid cell (of `span` x `span` quadtree cells of `level`) that holds the whole
     /// node, if one does.
     @inline(__always)
-    private static func wholeCell(of node: UnsafePointer<QuadNode>, level: Int, span: UInt32) -> (x: UInt32, y: UInt32)? {
+    static func wholeCell(of node: UnsafePointer<QuadNode>, level: Int, span: SpanDivider) -> (x: UInt32, y: UInt32)? {
         if node.pointee.level >= level {
-            return (QuadNode.cell(node.pointee.qx, level: level) / span, QuadNode.cell(node.pointee.qy, level: level) / span)
+            return (span.quotient(QuadNode.cell(node.pointee.qx, level: level)),
+                    span.quotient(QuadNode.cell(node.pointee.qy, level: level)))
         }
-        guard span > 1 else { return nil }
-        let shift = UInt64(level - node.pointee.level)
-        let nx0 = UInt64(QuadNode.cell(node.pointee.qx, level: node.pointee.level)) << shift
-        let ny0 = UInt64(QuadNode.cell(node.pointee.qy, level: node.pointee.level)) << shift
-        let end = (UInt64(1) << shift) - 1, w = UInt64(span)
-        guard nx0 / w == (nx0 + end) / w, ny0 / w == (ny0 + end) / w else { return nil }
-        return (UInt32(nx0 / w), UInt32(ny0 / w))
-    }
-
-    /// The walk of ``cellGrid(zoom:x0:y0:x1:y1:filter:)`` for the unfiltered points of an
-    /// index without partition counts: ``collect(_:level:span:x0:y0:x1:y1:filter:partition:into:)``'s
-    /// walk, adding to the table where that one appends contributions.
-    private static func accumulate(_ node: UnsafePointer<QuadNode>, level: Int, span: UInt32, x0: UInt32, y0: UInt32,
-                                   x1: UInt32, y1: UInt32, into table: inout DenseCells) {
-        guard node.pointee.aggregate.count > 0,
-              node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
-        if let (cx, cy) = wholeCell(of: node, level: level, span: span) {
-            // A node inside one grid cell that meets the range lies in a cell of the range.
-            guard let k = table.position(cx, cy) else { return }
-            let aggregate = node.pointee.aggregate
-            let single = aggregate.count == 1 ? node.pointee.firstEntry : nil
-            table.add(k, aggregate, slot: single?.slot ?? UInt32.max,
-                      coordinate: single?.coordinate ?? Coordinate(longitude: 0, latitude: 0))
-            return
-        }
-        if node.pointee.isLeaf {
-            for entry in node.pointee.entries {
-                let sx = QuadNode.cell(entry.qx, level: level), sy = QuadNode.cell(entry.qy, level: level)
-                guard sx >= x0, sx <= x1, sy >= y0, sy <= y1, let k = table.position(sx / span, sy / span) else { continue }
-                var aggregate = NodeAggregate()
-                aggregate.add(entry)
-                table.add(k, aggregate, slot: entry.slot, coordinate: entry.coordinate)
-            }
-            return
-        }
-        node.pointee.children.withUnsafeBufferPointer { children in
-            for i in children.indices {
-                accumulate(children.baseAddress! + i, level: level, span: span, x0: x0, y0: y0, x1: x1, y1: y1,
-                           into: &table)
-            }
-        }
+        guard span.span > 1 else { return nil }
+        // The node's first and last sub-cells are below 2^level <= 2^32.
+        let shift = UInt32(level - node.pointee.level)
+        let end = (UInt32(1) << shift) &- 1
+        let nx0 = QuadNode.cell(node.pointee.qx, level: node.pointee.level) << shift
+        let ny0 = QuadNode.cell(node.pointee.qy, level: node.pointee.level) << shift
+        let cx = span.quotient(nx0), cy = span.quotient(ny0)
+        guard cx == span.quotient(nx0 | end), cy == span.quotient(ny0 | end) else { return nil }
+        return (cx, cy)
     }
 
     /// Sums contributions per cell, with counts per partition when the index keeps them;

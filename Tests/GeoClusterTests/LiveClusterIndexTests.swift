@@ -431,6 +431,22 @@ extension LiveClusterIndexTests {
         }
     }
 
+    @Test func spanQuotientsAreExact() {
+        // The grid's cells are 1 to 16 quadtree cells wide; every 32-bit position's cell
+        // is its quotient by the span.
+        var random = SeededRandom(seed: 40)
+        for span in UInt32(1)...16 {
+            let divider = LiveClusterIndex.SpanDivider(span)
+            var values: [UInt32] = [0, 1, span - 1, span, span + 1, UInt32.max, UInt32.max - 1, 1 << 31, (1 << 31) - 1]
+            for k in UInt32(1)...64 { values += [k * span - 1, k * span, UInt32.max / span * span &- k] }
+            for _ in 0..<20_000 { values.append(UInt32(truncatingIfNeeded: random.next())) }
+            for n in values where divider.quotient(n) != n / span {
+                Issue.record("\(n) / \(span): \(divider.quotient(n)), expected \(n / span)")
+                break
+            }
+        }
+    }
+
     @Test func aBulkBuildWithLargerBucketsAnswersAsInsertsDo() throws {
         let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 9, bucketSize: 16)
         let points = Self.bulkPoints(1_500, seed: 21)
