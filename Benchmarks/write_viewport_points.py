@@ -10,9 +10,12 @@
   them), for comparing servers' answers;
 - with --lines N, WORK/views.jsonl: N `clusters` request lines of geo-cluster query (layer
   "korea"), each a view as wrk_viewport.lua asks for (a random centre of CENTRES, a
-  random zoom 3-16), for Benchmarks/lines_vs_node.sh.
+  random zoom 3-16), for Benchmarks/lines_vs_node.sh;
+- with --revalidate N, WORK/revalidate.txt: N clusters request paths (a random centre of
+  CENTRES, a random zoom 3-16), which wrk_vs_node.sh asks for once and then asks again
+  with their entity tags (its "304" runs).
 
-    python3 Benchmarks/write_viewport_points.py WORK [--centres 10000] [--views] [--lines N]
+    python3 Benchmarks/write_viewport_points.py WORK [--centres 10000] [--views] [--lines N] [--revalidate N]
 """
 import argparse
 import math
@@ -26,6 +29,7 @@ def main():
     parser.add_argument("--centres", type=int, default=10000)
     parser.add_argument("--views", action="store_true")
     parser.add_argument("--lines", type=int, default=0)
+    parser.add_argument("--revalidate", type=int, default=0)
     arguments = parser.parse_args()
     work = arguments.work
 
@@ -43,7 +47,7 @@ def main():
     if arguments.views:
         with open(f"{work}/views.txt", "w") as out:
             for centre, zoom in zip(centres, (5, 10, 15)):
-                out.write("/v1/layers/korea/clusters?bbox=%.6f,%.6f,%.6f,%.6f&zoom=%d\n" % (view(*centre, zoom) + (zoom,)))
+                out.write(path(view(*centre, zoom), zoom) + "\n")
     if arguments.lines:
         generator = random.Random(20261127)
         with open(f"{work}/views.jsonl", "w") as out:
@@ -51,6 +55,17 @@ def main():
                 zoom = generator.randint(3, 16)
                 bbox = ",".join("%.6f" % value for value in view(*generator.choice(centres), zoom))
                 out.write('{"id":%d,"op":"clusters","layer":"korea","bbox":[%s],"zoom":%d}\n' % (n, bbox, zoom))
+    if arguments.revalidate:
+        generator = random.Random(20261128)
+        with open(f"{work}/revalidate.txt", "w") as out:
+            for _ in range(arguments.revalidate):
+                zoom = generator.randint(3, 16)
+                out.write(path(view(*generator.choice(centres), zoom), zoom) + "\n")
+
+
+def path(bbox, zoom):
+    """The clusters request of layer "korea" for `bbox` at `zoom`, as wrk_viewport.lua writes it."""
+    return "/v1/layers/korea/clusters?bbox=%.6f,%.6f,%.6f,%.6f&zoom=%d" % (bbox + (zoom,))
 
 
 def view(lon, lat, zoom):

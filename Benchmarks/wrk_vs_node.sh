@@ -8,6 +8,7 @@
 #   Benchmarks/wrk_vs_node.sh --servers ../before/.build/release/geo-cluster,.build/release/geo-cluster
 #   Benchmarks/wrk_vs_node.sh --algorithms radius --encodings gzip --rounds 1 --answer-cache-mb 64
 #   Benchmarks/wrk_vs_node.sh --answer-cache-mb 64 --centres 20     # 280 views asked again and again
+#   Benchmarks/wrk_vs_node.sh --encodings 304,healthz --answer-cache-mb 64   # revalidation against /healthz
 #
 # In each round it starts, in turn and each fresh on the same points: the Node server, then
 # for each algorithm (layers.json `options.algorithm`: radius or live) each geo-cluster
@@ -24,6 +25,12 @@
 # (10,000 by default, as wrk_viewport.sh) times 14 zooms, so they seldom repeat; with a
 # few centres they do, and an answer cache can keep them (its hits and misses are printed).
 # Node gzips with zlib at level 4 (--node-gzip-level).
+# Two more encodings measure what a request costs besides its answer: "304" asks again for
+# one of --revalidate views (200 by default, random centres and zooms) with the entity
+# tag the server gave it a moment before (`If-None-Match`, Benchmarks/wrk_revalidate.lua;
+# any answer but 304 counts as an error), and "healthz" asks for `GET /healthz`. The
+# Node server has no entity tags, so it runs "healthz" only. With both, the table ends
+# with each geo-cluster run's CPU per 304 over its CPU per /healthz.
 #
 # It prints every run, then a table of medians over the rounds (min-max in brackets) with
 # the CPU ratio of each binary to A and the req/s and CPU ratios of geo-cluster to Node.
@@ -50,6 +57,7 @@ connections=32
 threads=2
 count=1000000
 centres=10000
+revalidate=200
 port=8089
 servers=""
 answer_cache_mb=0
@@ -67,6 +75,7 @@ while [ $# -gt 0 ]; do
         --threads) threads=$2; shift 2 ;;
         --count) count=$2; shift 2 ;;
         --centres) centres=$2; shift 2 ;;
+        --revalidate) revalidate=$2; shift 2 ;;
         --port) port=$2; shift 2 ;;
         --servers) servers=${2//,/ }; shift 2 ;;
         --answer-cache-mb) answer_cache_mb=$2; shift 2 ;;
@@ -100,7 +109,7 @@ Benchmarks/.build/release/bench-radius points --distribution korea --count "$cou
     --points "$work/points.f64" --viewports "$work/viewports.f64"
 # The points as a GeoJSON layer, --centres of them as the viewport centres of the Lua
 # script, and three views (zooms 5, 10 and 15) to compare the servers' answers.
-python3 Benchmarks/write_viewport_points.py "$work" --centres "$centres" --views
+python3 Benchmarks/write_viewport_points.py "$work" --centres "$centres" --views --revalidate "$revalidate"
 
 ticks=$(getconf CLK_TCK)
 # utime + stime of a process (all its threads), in clock ticks; fields after the ")" of comm.
@@ -132,16 +141,37 @@ JSON
 
 stop_server() { kill "$server"; wait "$server" 2>/dev/null || true; server=""; }
 
+# The --revalidate views with the entity tags $server gives them now, as the Lua table
+# Benchmarks/wrk_revalidate.lua reads (REVALIDATE).
+fetch_tags() {
+    local path tag
+    echo "return {" > "$work/revalidate.lua"
+    while read -r path; do
+        tag=$(curl -fs -D - -o /dev/null "http://127.0.0.1:$port$path" | tr -d '\r' \
+            | awk 'tolower($1) == "etag:" { print $2 }')
+        [ -n "$tag" ] || { echo "no ETag for $path" >&2; exit 1; }
+        printf '{"%s",%s},\n' "$path" "$(printf '%s' "$tag" | sed 's/"/\\"/g; s/.*/"&"/')" >> "$work/revalidate.lua"
+    done < "$work/revalidate.txt"
+    echo "}" >> "$work/revalidate.lua"
+}
+
 # One measured wrk run on $server; appends a line to $work/runs.tsv.
 measure() {
     local round=$1 label=$2 algorithm=$3 encoding=$4
-    local header=() load_before load_after cpu_before cpu_after
-    [ "$encoding" = gzip ] && header=(-H "Accept-Encoding: gzip")
-    CENTRES="$work/centres.lua" wrk -t"$threads" -c"$connections" -d"$warmup" "${header[@]}" \
-        -s Benchmarks/wrk_viewport.lua "http://127.0.0.1:$port" > /dev/null
+    local options=() load_before load_after cpu_before cpu_after
+    case "$encoding" in
+        gzip) options=(-H "Accept-Encoding: gzip" -s Benchmarks/wrk_viewport.lua) ;;
+        plain) options=(-s Benchmarks/wrk_viewport.lua) ;;
+        304) fetch_tags; options=(-s Benchmarks/wrk_revalidate.lua) ;;
+        healthz) options=() ;;
+    esac
+    local url="http://127.0.0.1:$port"
+    [ "$encoding" = healthz ] && url="$url/healthz"
+    CENTRES="$work/centres.lua" REVALIDATE="$work/revalidate.lua" \
+        wrk -t"$threads" -c"$connections" -d"$warmup" "${options[@]}" "$url" > /dev/null
     load_before=$(load1); cpu_before=$(cpu_ticks "$server")
-    CENTRES="$work/centres.lua" wrk -t"$threads" -c"$connections" -d"$duration" --latency "${header[@]}" \
-        -s Benchmarks/wrk_viewport.lua "http://127.0.0.1:$port" > "$work/wrk.txt"
+    CENTRES="$work/centres.lua" REVALIDATE="$work/revalidate.lua" \
+        wrk -t"$threads" -c"$connections" -d"$duration" --latency "${options[@]}" "$url" > "$work/wrk.txt"
     cpu_after=$(cpu_ticks "$server"); load_after=$(load1)
     python3 - "$work/wrk.txt" "$round" "$label" "$algorithm" "$encoding" "$((cpu_after - cpu_before))" "$ticks" \
         "$load_before" "$load_after" >> "$work/runs.tsv" <<'PYTHON'
@@ -153,7 +183,13 @@ size = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3, "TB": 1024 ** 4}
 requests, seconds, read, unit = re.search(r"(\d+) requests in ([\d.]+)(\w+), ([\d.]+)(\w+) read", text).group(1, 2, 4, 5)
 p99, p99_unit = re.search(r"^\s*99%\s+([\d.]+)(\w+)", text, re.M).groups()
 rate = float(re.search(r"Requests/sec:\s*([\d.]+)", text).group(1))
-errors = int(re.search(r"non-2xx or socket errors: (\d+)", text).group(1))
+# Runs without a Lua script (healthz) have no error line: wrk prints its own when any.
+match = re.search(r"non-2xx or socket errors: (\d+)", text)
+errors = int(match.group(1)) if match else 0
+match = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+errors += int(match.group(1)) if match else 0
+match = re.search(r"answers other than 304: (\d+)", text)
+errors += int(match.group(1)) if match else 0
 requests = int(requests)
 print("\t".join(map(str, [round_, label, algorithm, encoding, requests, f"{rate:.1f}", float(p99) * units[p99_unit],
                            f"{int(cpu) * 1000 / int(ticks) / requests:.4f}", f"{float(read) * size[unit] / requests / 1024:.1f}",
@@ -196,7 +232,10 @@ for round in $(seq 1 "$rounds"); do
         label=${run%%:*}; algorithm=${run#*:}
         start_server "$label" "$algorithm"
         [ "$round" = 1 ] && fetch_views "$label-$algorithm"
-        for encoding in $encodings; do measure "$round" "$label" "$algorithm" "$encoding"; done
+        for encoding in $encodings; do
+            [ "$label" = node ] && [ "$encoding" = 304 ] && continue
+            measure "$round" "$label" "$algorithm" "$encoding"
+        done
         if [ "$label" != node ] && [ "$answer_cache_mb" != 0 ]; then
             # Hits and misses of the answer cache over this server's runs, warm-ups included.
             curl -s "http://127.0.0.1:$port/metrics" | grep '^geocluster_http_answer_cache_total' \
@@ -251,7 +290,17 @@ for row in table:
 loads = [float(r[k]) for r in rows for k in ("load before", "load after")]
 print(f"1-minute load average over the runs: {min(loads):.2f}-{max(loads):.2f} (median {statistics.median(loads):.2f})")
 errors = sum(int(r["errors"]) for r in rows)
-if errors: print(f"WARNING: {errors} non-2xx or socket errors (see every run)")
+if errors: print(f"WARNING: {errors} non-2xx, socket errors or (304 runs) other answers (see every run)")
+if "304" in encodings and "healthz" in encodings:
+    print("\n== CPU per 304 over CPU per /healthz, each server's own runs (median, min-max over the rounds)")
+    for algorithm in algorithms:
+        for label in labels:
+            ratios = []
+            for round_ in sorted({r["round"] for r in rows}):
+                cpu = {r["encoding"]: float(r["CPU ms/req"]) for r in rows
+                       if r["round"] == round_ and r["server"] == label and r["algorithm"] == algorithm}
+                if "304" in cpu and cpu.get("healthz"): ratios.append(cpu["304"] / cpu["healthz"])
+            if ratios: print(f"  {label} {algorithm:6} {summary(ratios, 2)}")
 
 # The three fixed views: features, clusters, points counted (sum of point_count and lone points).
 def counts(path):
