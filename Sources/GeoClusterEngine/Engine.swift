@@ -33,6 +33,19 @@ public enum EngineLayer: Sendable {
     public var summary: JSONValue { current.summary }
 }
 
+/// The layers an answer reads and the version of each when it was computed
+/// (``Engine/answerStamp(for:)``, ``Engine/isCurrent(_:)``).
+public struct AnswerStamp: Sendable, Equatable {
+    /// Indices into ``Engine/entries``.
+    public private(set) var layers: [Int] = []
+    public private(set) var versions: [Int] = []
+
+    mutating func append(layer: Int, version: Int) {
+        layers.append(layer)
+        versions.append(version)
+    }
+}
+
 /// The one place where queries are answered. Transports decode their input into a
 /// ``Request`` and call ``encode(_:into:)``, which writes the answer as JSON text; no
 /// query logic lives in a transport. ``execute(_:)`` gives the same answer as a value.
@@ -127,23 +140,39 @@ public final class Engine: Sendable {
     /// under it. `nil` for requests whose answers depend on more (the clock in
     /// `reachable`, the caller in `get`) or that change a layer. Take it before computing
     /// the answer: the answer is then of that version or a newer one.
-    public func answerStamp(for request: Request) -> String? {
+    public func answerStamp(for request: Request) -> AnswerStamp? {
         switch request {
         case .write, .reachable, .get, .project: return nil
         case .layers, .stats, .clusters, .children, .leaves, .list, .expansionZoom, .tile, .nearby, .stations, .species:
             break
         }
-        var names = request.layerNames
-        if names.isEmpty { names = entries.map(\.name) }
-        var stamp = ""
-        for name in names {
-            guard let i = layersByName[name] else { return nil }
-            switch entries[i] {
-            case .radius: stamp += "r;"
-            case let .live(store): stamp += "\(store.layer.version);"
+        let names = request.layerNames
+        var stamp = AnswerStamp()
+        if names.isEmpty {
+            for i in entries.indices { stamp.append(layer: i, version: version(of: i)) }
+        } else {
+            for name in names {
+                guard let i = layersByName[name] else { return nil }
+                stamp.append(layer: i, version: version(of: i))
             }
         }
         return stamp
+    }
+
+    /// Whether the layers `stamp` names are still at the versions it holds: an answer
+    /// kept under it is then the answer of now. A check of a few integers, so that a
+    /// transport can give a kept answer (or a 304) without reading the request again.
+    public func isCurrent(_ stamp: AnswerStamp) -> Bool {
+        for (i, version) in zip(stamp.layers, stamp.versions) where self.version(of: i) != version { return false }
+        return true
+    }
+
+    /// A layer's version for ``AnswerStamp``: a radius layer never changes.
+    private func version(of i: Int) -> Int {
+        switch entries[i] {
+        case .radius: 0
+        case let .live(store): store.version
+        }
     }
 
     /// Answers a request; the result is the `result` member of the wire protocols.

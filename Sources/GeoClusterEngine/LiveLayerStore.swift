@@ -63,6 +63,9 @@ public final class LiveLayerStore: Sendable {
     /// The current version.
     public var layer: LiveLayer { current.load(ordering: .acquiring).layer }
 
+    /// The current version's ``LiveLayer/version``, read without copying the layer.
+    public var version: Int { current.load(ordering: .acquiring).layer.version }
+
     /// The journal sequence of the current version: the last entry it includes.
     public var sequence: Int64 { current.load(ordering: .acquiring).sequence }
 

@@ -1,3 +1,4 @@
+import GeoClusterEngine
 import Synchronization
 
 /// Answers of the query routes kept for the next request that asks the same of the same
@@ -5,12 +6,17 @@ import Synchronization
 /// users on the same city, tiles at the same version), and such a request is answered
 /// without computing, hashing or compressing the answer again.
 ///
-/// A key holds the route's path and query, the `Accept-Language` where the route takes a
-/// language, and the versions of the layers the answer reads (``Engine/answerStamp(for:)``):
-/// a write makes a new version, so no answer of an older version is given for a newer
-/// one; answers that depend on anything else (the clock in `reachable`, the caller in
+/// A key is the request target as sent (path and query) and the `Accept-Language` where
+/// the route takes a language; each answer is kept with the versions of the layers it
+/// reads (``Engine/answerStamp(for:)``) and given only while they are still the layers'
+/// versions (``Engine/isCurrent(_:)``): a write makes a new version, so no answer of an
+/// older version is given for a newer one, and the next answer for the key replaces it.
+/// Answers that depend on anything else (the clock in `reachable`, the caller in
 /// `GET …/points/{id}`) are not kept. The stamp is taken before the answer is computed,
 /// so an answer is never filed under a version older than the data it was computed from.
+///
+/// A kept answer is found from the key alone, before the request is read: a map asking
+/// again with `If-None-Match` gets its 304 for the cost of a lookup.
 ///
 /// Memory is bounded by ``budgetBytes``: entries live in two generations; when the newer
 /// fills half the budget, the older is dropped and the newer takes its place. A hit in
@@ -19,9 +25,13 @@ import Synchronization
 final class AnswerCache: Sendable {
     let budgetBytes: Int
     private let state = Mutex(State())
+    private struct Entry {
+        let stamp: AnswerStamp
+        let answer: PreparedAnswer
+    }
     private struct State {
-        var newer: [String: PreparedAnswer] = [:]
-        var older: [String: PreparedAnswer] = [:]
+        var newer: [String: Entry] = [:]
+        var older: [String: Entry] = [:]
         var newerBytes = 0
         var hits = 0
         var misses = 0
@@ -36,27 +46,36 @@ final class AnswerCache: Sendable {
 
     var hits: Int { state.withLock { $0.hits } }
     var misses: Int { state.withLock { $0.misses } }
+    /// Bytes the kept answers take, as ``budgetBytes`` counts them (the newer generation;
+    /// the older one is at most as large).
+    var keptBytes: Int { state.withLock { $0.newerBytes } }
 
-    func answer(for key: String) -> PreparedAnswer? {
+    /// The answer kept for `key`, when `isCurrent` says its stamp still holds. A miss is
+    /// counted only when `countingMiss`: a caller that looks before it has read the
+    /// request (which may not be one whose answers are kept) looks again after.
+    func answer(for key: String, countingMiss: Bool = true,
+                isCurrent: (AnswerStamp) -> Bool) -> PreparedAnswer? {
         state.withLock { state -> PreparedAnswer? in
-            if let answer = state.newer[key] {
+            if let entry = state.newer[key], isCurrent(entry.stamp) {
                 state.hits += 1
-                return answer
+                return entry.answer
             }
-            guard let answer = state.older.removeValue(forKey: key) else {
-                state.misses += 1
+            guard let entry = state.older[key], isCurrent(entry.stamp) else {
+                if countingMiss { state.misses += 1 }
                 return nil
             }
+            state.older[key] = nil
             state.hits += 1
-            Self.add(answer, for: key, to: &state, budget: budgetBytes)
-            return answer
+            Self.add(entry, for: key, to: &state, budget: budgetBytes)
+            return entry.answer
         }
     }
 
-    func keep(_ answer: PreparedAnswer, for key: String) {
+    /// Keeps `answer`, computed at `stamp`, for `key`, in place of what was kept for it.
+    func keep(_ answer: PreparedAnswer, stamp: AnswerStamp, for key: String) {
         // An answer larger than a generation would push everything else out.
         guard Self.cost(answer) <= budgetBytes / 2 else { return }
-        state.withLock { Self.add(answer, for: key, to: &$0, budget: budgetBytes) }
+        state.withLock { Self.add(Entry(stamp: stamp, answer: answer), for: key, to: &$0, budget: budgetBytes) }
     }
 
     /// Bytes an answer takes: its body, and about a quarter more for its gzip form.
@@ -64,12 +83,16 @@ final class AnswerCache: Sendable {
         answer.body.count + answer.body.count / 4 + 200
     }
 
-    private static func add(_ answer: PreparedAnswer, for key: String, to state: inout State, budget: Int) {
-        if state.newerBytes + cost(answer) > budget / 2 {
+    private static func add(_ entry: Entry, for key: String, to state: inout State, budget: Int) {
+        let bytes = cost(entry.answer) + key.utf8.count
+        if state.newerBytes + bytes > budget / 2 {
             state.older = state.newer
             state.newer = [:]
             state.newerBytes = 0
         }
-        if state.newer.updateValue(answer, forKey: key) == nil { state.newerBytes += cost(answer) + key.utf8.count }
+        if let replaced = state.newer.updateValue(entry, forKey: key) {
+            state.newerBytes -= cost(replaced.answer) + key.utf8.count
+        }
+        state.newerBytes += bytes
     }
 }

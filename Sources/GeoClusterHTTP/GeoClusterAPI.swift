@@ -215,23 +215,44 @@ public struct GeoClusterAPI: Sendable {
         return .engine(error)
     }
 
-    /// The key of an answer in ``answerCache``: the request as sent (path, query and, on a
-    /// route that takes a language, `Accept-Language`) and the versions it reads; `nil`
-    /// when it is not to be kept.
-    func answerCacheKey(_ query: GeoClusterEngine.Request, request: Request, takesLanguage: Bool) -> String? {
-        guard answerCache != nil, let stamp = engine.answerStamp(for: query) else { return nil }
-        let language = takesLanguage ? request.headers[.acceptLanguage] ?? "" : ""
-        return request.uri.path + "?" + (request.uri.query ?? "") + "\n" + language + "\n" + stamp
+    /// The key of an answer in ``answerCache``: the request target as sent (path and
+    /// query) and, on a route that takes a language, `Accept-Language`; `nil` without a
+    /// cache.
+    func answerCacheKey(_ request: Request, takesLanguage: Bool) -> String? {
+        guard answerCache != nil else { return nil }
+        guard takesLanguage else { return request.uri.string }
+        return request.uri.string + "\n" + (request.headers[.acceptLanguage] ?? "")
     }
 
-    /// The kept answer for `key`, or the one `compute` writes, kept for the next time.
-    func prepared(key: String?, compute: (inout [UInt8]) throws(EngineError) -> Void) throws(EngineError) -> PreparedAnswer {
-        if let key, let kept = answerCache?.answer(for: key) { return kept }
+    /// Whether a query may be answered without knowing who asks: with keys off, or with
+    /// keys for writes only and no key sent. Every query is open to such a caller, and
+    /// ``keyed(_:request:personal:)`` leaves the response as it is, so a kept answer
+    /// may be given before the request is read.
+    func answersWithoutKey(_ request: Request) -> Bool {
+        keyRequirement == .off || (keyRequirement == .writes && request.headers[.authorization] == nil)
+    }
+
+    /// The answer to a query route: the one kept for the request, when its layers are
+    /// still at the versions it was computed from (found before the request is read, for
+    /// callers who need no key), or the one `compute` writes for the request `read`
+    /// reads, kept for the next time when its answers may be kept.
+    func prepared(_ request: Request, takesLanguage: Bool, read: () throws(EngineError) -> GeoClusterEngine.Request,
+                  compute: (GeoClusterEngine.Request, inout [UInt8]) throws(EngineError) -> Void)
+        throws(EngineError) -> PreparedAnswer {
+        let key = answerCacheKey(request, takesLanguage: takesLanguage)
+        if let key, answersWithoutKey(request),
+           let kept = answerCache?.answer(for: key, countingMiss: false, isCurrent: engine.isCurrent) {
+            return kept
+        }
+        let query = try read()
+        try engine.authorize(query, by: try caller(request))
+        let stamp = key == nil ? nil : engine.answerStamp(for: query)
+        if let key, stamp != nil, let kept = answerCache?.answer(for: key, isCurrent: engine.isCurrent) { return kept }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.answerCapacity)
-        try compute(&bytes)
+        try compute(query, &bytes)
         let answer = PreparedAnswer(bytes)
-        if let key { answerCache?.keep(answer, for: key) }
+        if let key, let stamp { answerCache?.keep(answer, stamp: stamp, for: key) }
         return answer
     }
 
@@ -242,6 +263,9 @@ public struct GeoClusterAPI: Sendable {
             # TYPE geocluster_http_answer_cache_total counter
             geocluster_http_answer_cache_total{result="hit"} \(answerCache.hits)
             geocluster_http_answer_cache_total{result="miss"} \(answerCache.misses)
+            # HELP geocluster_http_answer_cache_bytes Bytes of the answers kept in the newer of the cache's two generations.
+            # TYPE geocluster_http_answer_cache_bytes gauge
+            geocluster_http_answer_cache_bytes \(answerCache.keptBytes)
 
             """
     }
@@ -249,11 +273,12 @@ public struct GeoClusterAPI: Sendable {
     func answer(_ endpoint: Endpoint, request: Request, context: some RequestContext) throws(APIError) -> Response {
         let answer: PreparedAnswer
         do {
-            let query = try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query,
-                                             acceptLanguage: request.headers[.acceptLanguage])
-            try engine.authorize(query, by: try caller(request))
-            let key = answerCacheKey(query, request: request, takesLanguage: endpoint.takesLanguage)
-            answer = try prepared(key: key) { (bytes: inout [UInt8]) throws(EngineError) in try engine.encode(query, into: &bytes) }
+            answer = try prepared(request, takesLanguage: endpoint.takesLanguage) { () throws(EngineError) in
+                try endpoint.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query,
+                                     acceptLanguage: request.headers[.acceptLanguage])
+            } compute: { (query, bytes: inout [UInt8]) throws(EngineError) in
+                try engine.encode(query, into: &bytes)
+            }
         } catch {
             throw apiError(error)
         }
@@ -272,14 +297,12 @@ public struct GeoClusterAPI: Sendable {
     func vectorTile(request: Request, context: some RequestContext) throws(APIError) -> Response {
         let answer: PreparedAnswer
         do throws(EngineError) {
-            let query = try Endpoint.vectorTile.request(pathValues: { context.parameters[$0[...]] },
-                                                        query: request.uri.query)
-            guard case let .tile(layer, address, filter) = query else {
-                throw .invalidRequest(reason: "not a tile request")
-            }
-            try engine.authorize(query, by: try caller(request))
-            let key = answerCacheKey(query, request: request, takesLanguage: false)
-            answer = try prepared(key: key) { (bytes: inout [UInt8]) throws(EngineError) in
+            answer = try prepared(request, takesLanguage: false) { () throws(EngineError) in
+                try Endpoint.vectorTile.request(pathValues: { context.parameters[$0[...]] }, query: request.uri.query)
+            } compute: { (query, bytes: inout [UInt8]) throws(EngineError) in
+                guard case let .tile(layer, address, filter) = query else {
+                    throw .invalidRequest(reason: "not a tile request")
+                }
                 bytes = try engine.vectorTile(layer: layer, address: address, filter: filter)
             }
         } catch {

@@ -27,7 +27,9 @@ enum ResponseMediaType: String, Sendable {
 public struct ResponsePolicy: Sendable {
     /// `max-age` of `Cache-Control: public, max-age=…`; 0 sends `no-cache` instead, so
     /// that clients revalidate every time (cheaply, through the ETag).
-    public var cacheMaxAgeSeconds: Int
+    public var cacheMaxAgeSeconds: Int {
+        didSet { cacheControl = Self.cacheControl(maxAge: cacheMaxAgeSeconds) }
+    }
     /// Bodies shorter than this are sent as they are: below about 1 KB gzip's header and
     /// the CPU time cost more than the bytes saved.
     public var minimumGzipBytes: Int
@@ -46,13 +48,16 @@ public struct ResponsePolicy: Sendable {
     public init(cacheMaxAgeSeconds: Int = defaultCacheMaxAgeSeconds,
                 minimumGzipBytes: Int = defaultMinimumGzipBytes, gzipLevel: Int = defaultGzipLevel) {
         self.cacheMaxAgeSeconds = cacheMaxAgeSeconds
+        self.cacheControl = Self.cacheControl(maxAge: cacheMaxAgeSeconds)
         self.minimumGzipBytes = minimumGzipBytes
         self.gzipLevel = min(12, max(1, gzipLevel))
     }
 
-    /// The `Cache-Control` value.
-    var cacheControl: String {
-        cacheMaxAgeSeconds > 0 ? "public, max-age=\(cacheMaxAgeSeconds)" : "no-cache"
+    /// The `Cache-Control` value, written once rather than for every answer.
+    private(set) var cacheControl: String
+
+    private static func cacheControl(maxAge: Int) -> String {
+        maxAge > 0 ? "public, max-age=\(maxAge)" : "no-cache"
     }
 
     /// The response for a successful answer `body` to `request`: 200 with the body
@@ -75,12 +80,11 @@ public struct ResponsePolicy: Sendable {
         let gzip = body.count >= minimumGzipBytes && AcceptEncoding.allowsGzip(request.headers[values: .acceptEncoding])
         var headers = HTTPFields()
         headers.reserveCapacity(6)
-        headers[.eTag] = EntityTag.quoted(answer.digest, gzip: gzip)
+        headers[.eTag] = gzip ? answer.gzipTag : answer.tag
         headers[.cacheControl] = cacheControl
         headers[.vary] = "Accept-Encoding"
 
-        if let ifNoneMatch = request.headers[values: .ifNoneMatch].nonEmpty,
-           EntityTag.ifNoneMatch(ifNoneMatch, matches: answer.digest) {
+        if let ifNoneMatch = request.headers[values: .ifNoneMatch].nonEmpty, answer.isNamed(by: ifNoneMatch) {
             return Response(status: .notModified, headers: headers, body: ResponseBody())
         }
 
@@ -91,21 +95,34 @@ public struct ResponsePolicy: Sendable {
                 headers[.contentEncoding] = "gzip"
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
             }
-            headers[.eTag] = EntityTag.quoted(answer.digest, gzip: false)
+            headers[.eTag] = answer.tag
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
 
-/// An answer's body with its entity tag, and its gzip form once it was needed.
+/// An answer's body with its entity tags, and its gzip form once it was needed.
 final class PreparedAnswer: Sendable {
     let body: [UInt8]
     let digest: String
+    /// The tags as sent, quotes included: of the body as it is, and of its gzip form.
+    let tag: String
+    let gzipTag: String
     private let compressed = Mutex<ByteBuffer?>(nil)
 
     init(_ body: [UInt8]) {
         self.body = body
         self.digest = EntityTag.digest(of: body)
+        self.tag = EntityTag.quoted(digest, gzip: false)
+        self.gzipTag = EntityTag.quoted(digest, gzip: true)
+    }
+
+    /// Whether `If-None-Match` field values name this answer (``EntityTag/ifNoneMatch(_:matches:)``).
+    /// A client revalidating sends back the one tag it was given, so that is compared
+    /// first, without reading the list.
+    func isNamed(by ifNoneMatch: [String]) -> Bool {
+        if ifNoneMatch.count == 1, ifNoneMatch[0] == tag || ifNoneMatch[0] == gzipTag { return true }
+        return EntityTag.ifNoneMatch(ifNoneMatch, matches: digest)
     }
 
     /// The body compressed with gzip at `level`, computed the first time (two requests at

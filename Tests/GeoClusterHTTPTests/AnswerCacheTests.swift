@@ -64,6 +64,60 @@ struct AnswerCacheTests {
         }
     }
 
+    /// A new version's answer takes the place of the older one's: a layer written between
+    /// the requests does not leave an answer per version behind.
+    @Test func aWriteReplacesTheKeptAnswer() async throws {
+        try await withCache { client, api in
+            let cache = try #require(api.answerCache)
+            _ = try await client.get(Self.clusters)
+            let oneAnswer = cache.keptBytes
+            #expect(oneAnswer > 0)
+            for n in 0..<3 {
+                let write = try await client.send(.post, "/v1/layers/places/points",
+                                                  #"{"id":"p\#(n)","lon":140,"lat":10,"name":"Far","category":"park"}"#)
+                #expect(write.status == .created)
+                _ = try await client.get(Self.clusters)  // the points are out of view: the same bytes
+            }
+            #expect(cache.misses == 4 && cache.hits == 0)
+            #expect(cache.keptBytes == oneAnswer)
+            let metrics = try await client.get("/metrics").text
+            #expect(metrics.contains("geocluster_http_answer_cache_bytes \(oneAnswer)"))
+        }
+    }
+
+    /// A kept answer is found before the request is read only for callers who need no
+    /// key; with keys, the key is checked before anything kept is given.
+    @Test func aKeptAnswerIsGivenOnlyToCallersTheRouteAllows() async throws {
+        let store = MemoryKeyStore()
+        let reader = try store.create(owner: "carol", scopes: [.read])
+        let elsewhere = try store.create(owner: "dave", scopes: [.read], layers: ["places"])
+        let forged = "gck_0123456789abcdef_" + String(repeating: "0", count: 64)
+        let ring = try KeyRing(store: store)
+        for requirement in [KeyRequirement.all, .writes] {
+            let api = GeoClusterAPI(engine: try OwnedSample.engine(), keyRequirement: requirement, keyRing: ring)
+            try await Application(router: api.makeRouter()).test(.router) { client in
+                let cache = try #require(api.answerCache)
+                let first = try await client.get(OwnedSample.clusters, KeyRouteTests.bearer(reader))
+                #expect(first.status == .ok)
+                let etag = try #require(first.headers[.eTag])
+                var keyAndTag = KeyRouteTests.bearer(reader)
+                keyAndTag[.ifNoneMatch] = etag
+                let statuses: [(HTTPResponse.Status, HTTPResponse.Status)] = [
+                    (try await client.get(OwnedSample.clusters).status, requirement == .all ? .unauthorized : .ok),
+                    (try await client.get(OwnedSample.clusters, [.ifNoneMatch: etag]).status,
+                     requirement == .all ? .unauthorized : .notModified),
+                    (try await client.get(OwnedSample.clusters, KeyRouteTests.bearer(forged)).status, .unauthorized),
+                    (try await client.get(OwnedSample.clusters, KeyRouteTests.bearer(elsewhere)).status, .forbidden),
+                    (try await client.get(OwnedSample.clusters, keyAndTag).status, .notModified),
+                ]
+                for (n, (actual, expected)) in statuses.enumerated() {
+                    #expect(actual == expected, "\(requirement) request \(n)")
+                }
+                #expect(cache.misses == 1 && cache.hits == (requirement == .all ? 1 : 3), "\(requirement)")
+            }
+        }
+    }
+
     @Test func memoryIsBounded() async throws {
         // A budget that holds about one answer per generation: asking for three views in
         // turn never finds the first one still kept.
