@@ -51,24 +51,25 @@ final class AnswerCache: Sendable {
     var keptBytes: Int { state.withLock { $0.newerBytes } }
 
     /// The answer kept for `key`, when `isCurrent` says its stamp still holds. A miss is
-    /// counted only when `countingMiss`: a caller that looks before it has read the
-    /// request (which may not be one whose answers are kept) looks again after.
-    func answer(for key: String, countingMiss: Bool = true,
-                isCurrent: (AnswerStamp) -> Bool) -> PreparedAnswer? {
+    /// not counted here: the caller may look before it knows whether the request is one
+    /// whose answers are kept, and counts it with ``countMiss()`` once it does.
+    func answer(for key: String, isCurrent: (AnswerStamp) -> Bool) -> PreparedAnswer? {
         state.withLock { state -> PreparedAnswer? in
             if let entry = state.newer[key], isCurrent(entry.stamp) {
                 state.hits += 1
                 return entry.answer
             }
-            guard let entry = state.older[key], isCurrent(entry.stamp) else {
-                if countingMiss { state.misses += 1 }
-                return nil
-            }
+            guard let entry = state.older[key], isCurrent(entry.stamp) else { return nil }
             state.older[key] = nil
             state.hits += 1
             Self.add(entry, for: key, to: &state, budget: budgetBytes)
             return entry.answer
         }
+    }
+
+    /// Counts an answer that could have been kept and was not found.
+    func countMiss() {
+        state.withLock { $0.misses += 1 }
     }
 
     /// Keeps `answer`, computed at `stamp`, for `key`, in place of what was kept for it.

@@ -240,14 +240,18 @@ public struct GeoClusterAPI: Sendable {
                   compute: (GeoClusterEngine.Request, inout [UInt8]) throws(EngineError) -> Void)
         throws(EngineError) -> PreparedAnswer {
         let key = answerCacheKey(request, takesLanguage: takesLanguage)
-        if let key, answersWithoutKey(request),
-           let kept = answerCache?.answer(for: key, countingMiss: false, isCurrent: engine.isCurrent) {
+        let lookedBeforeReading = key != nil && answersWithoutKey(request)
+        if lookedBeforeReading, let key, let kept = answerCache?.answer(for: key, isCurrent: engine.isCurrent) {
             return kept
         }
         let query = try read()
         try engine.authorize(query, by: try caller(request))
         let stamp = key == nil ? nil : engine.answerStamp(for: query)
-        if let key, stamp != nil, let kept = answerCache?.answer(for: key, isCurrent: engine.isCurrent) { return kept }
+        if let key, stamp != nil {
+            // A caller with a key looks only now, once the key is checked.
+            if !lookedBeforeReading, let kept = answerCache?.answer(for: key, isCurrent: engine.isCurrent) { return kept }
+            answerCache?.countMiss()
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.answerCapacity)
         try compute(query, &bytes)
