@@ -212,51 +212,79 @@ public final class LiveLayerStore: Sendable {
 /// Validates stored records into layer records on the other cores while the store reads
 /// the rest (``LayerJournal/loadLayer(_:kind:records:)``): each batch handed over is
 /// validated on its own, and ``records()`` puts them back in store order.
+///
+/// A batch waits in a list until a job on the global queue, or the thread in
+/// ``records()``, takes it. The thread that needs the records validates what no job has
+/// started instead of waiting: Dispatch's pool on Linux adds its second worker only after
+/// a while once the store's reading thread is done, and a busy pool would otherwise leave
+/// the batches to one core (or none) while the caller sleeps.
 final class StoredRecordReader: Sendable {
-    private let kind: LayerKind
-    private let layer: String
-    private let group = DispatchGroup()
-    /// Each batch's first position in the store, and its records or its first error.
-    private let batches = Mutex<[(offset: Int, result: Result<[LayerRecord], EngineError>)]>([])
-    /// How many records have been handed over; touched by the reading thread only.
-    private let handed = Mutex(0)
-
-    init(kind: LayerKind, layer: String) {
-        self.kind = kind
-        self.layer = layer
+    private struct Batches {
+        /// Batches handed over that no one has started, in store order.
+        var waiting: [(offset: Int, records: [StoredRecord])] = []
+        /// Each validated batch's first position in the store, and its records or its first error.
+        var done: [(offset: Int, result: Result<[LayerRecord], EngineError>)] = []
+        /// How many records have been handed over.
+        var handed = 0
     }
 
-    /// Starts validating the next batch in store order.
+    private let kind: LayerKind
+    private let layer: String
+    /// Runs a job that validates the first waiting batch, if any is left by then.
+    private let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
+    /// Entered for each batch handed over, left once it is validated.
+    private let group = DispatchGroup()
+    private let batches = Mutex(Batches())
+
+    /// - Parameter schedule: where the jobs run (the global queue; tests pass one that
+    ///   holds them back).
+    init(kind: LayerKind, layer: String,
+         schedule: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global().async(execute: $0) }) {
+        self.kind = kind
+        self.layer = layer
+        self.schedule = schedule
+    }
+
+    /// Hands over the next batch in store order, to be validated by a job or by ``records()``.
     func add(_ stored: [StoredRecord]) {
-        let offset = handed.withLock { count in
-            defer { count += stored.count }
-            return count
-        }
         group.enter()
-        DispatchQueue.global().async { [self] in
-            let result = Result { () throws(EngineError) -> [LayerRecord] in
-                var records: [LayerRecord] = []
-                records.reserveCapacity(stored.count)
-                for (position, record) in stored.enumerated() {
-                    records.append(try LayerRecord(stored: record, kind: kind, layer: layer, index: offset + position))
-                }
-                return records
-            }
-            batches.withLock { $0.append((offset, result)) }
-            group.leave()
+        batches.withLock { batches in
+            batches.waiting.append((batches.handed, stored))
+            batches.handed += stored.count
         }
+        schedule { [self] in _ = validateWaitingBatch() }
+    }
+
+    /// Validates the first batch no one has started; false when none was waiting.
+    private func validateWaitingBatch() -> Bool {
+        guard let (offset, stored) = batches.withLock({ $0.waiting.isEmpty ? nil : $0.waiting.removeFirst() }) else {
+            return false
+        }
+        let result = Result { () throws(EngineError) -> [LayerRecord] in
+            var records: [LayerRecord] = []
+            records.reserveCapacity(stored.count)
+            for (position, record) in stored.enumerated() {
+                records.append(try LayerRecord(stored: record, kind: kind, layer: layer, index: offset + position))
+            }
+            return records
+        }
+        batches.withLock { $0.done.append((offset, result)) }
+        group.leave()
+        return true
     }
 
     /// Every record handed over, in store order, once all are validated; the first bad
-    /// record in store order is the error.
+    /// record in store order is the error. The calling thread validates the batches no
+    /// job has started, then waits for those being validated.
     func records() throws(EngineError) -> [LayerRecord] {
+        while validateWaitingBatch() {}
         group.wait()
-        let done = batches.withLock { batches in
-            defer { batches = [] }
-            return batches.sorted { $0.offset < $1.offset }
+        let (done, handed) = batches.withLock { batches in
+            defer { batches.done = [] }
+            return (batches.done.sorted { $0.offset < $1.offset }, batches.handed)
         }
         var records: [LayerRecord] = []
-        records.reserveCapacity(handed.withLock { $0 })
+        records.reserveCapacity(handed)
         for batch in done { records += try batch.result.get() }
         return records
     }
