@@ -8,9 +8,7 @@ import GeoClusterTestSupport
 @Suite(.serialized)
 struct ImportCommandTests {
     static func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-import-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
+        try TemporaryDirectory.make("geo-cluster-import")
     }
 
     private func run(_ arguments: [String]) throws -> (Int32, String, String) {

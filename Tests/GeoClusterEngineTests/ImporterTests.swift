@@ -4,6 +4,7 @@ import GeoCluster
 import GeoClusterWire
 import GeoProjection
 @testable import GeoClusterEngine
+import GeoClusterTestSupport
 
 struct ImporterTests {
     static func run(_ text: String, kind: LayerKind = .sightings, format: ImportFormat = .csv, crs: CRS? = nil,
@@ -214,7 +215,7 @@ struct ImporterTests {
     }
 
     @Test func theWrittenDirectoryLoadsAndKeepsOtherEntries() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString)").path
+        let directory = try TemporaryDirectory.make("import").path
         let result = try Self.run(Self.sightingsCSV)
         try LayerDirectory.write(result.records, layer: "birds", kind: .sightings, directory: directory)
         let again = try Self.run("id,lon,lat,name,category\np,126.9,37.5,P,cafe\n", kind: .places)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import GeoCluster
 @testable import GeoClusterEngine
+import GeoClusterTestSupport
 
 struct LayerCatalogTests {
     /// <package>/Data, where `make run` finds its layers.
@@ -47,8 +48,7 @@ struct LayerCatalogTests {
     }
 
     @Test func manifestErrorsNameTheFileAndTheEntry() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory.make("catalog")
         let manifest = directory.appendingPathComponent("layers.json")
         try #"{"layers":[{"name":"a","kind":"birds","file":"a.geojson"}]}"#.write(to: manifest, atomically: true, encoding: .utf8)
         #expect(throws: EngineError.invalidLayerSource(path: "\(directory.path)/layers.json, layers[0]",
@@ -66,8 +66,7 @@ struct LayerCatalogTests {
     /// A layer file that is not a whole FeatureCollection, or holds a feature that is not
     /// JSON, is refused, naming the file; a good one loads as either algorithm.
     @Test func layerFilesAreCheckedWhole() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory.make("catalog")
         let file = directory.appendingPathComponent("a.geojson")
         let good = #"{"type":"Feature","id":"p1","properties":{"name":"A","category":"cafe"},"geometry":{"type":"Point","coordinates":[127,37.5]}}"#
         for algorithm in [LayerCatalog.Algorithm.live, .radius] {

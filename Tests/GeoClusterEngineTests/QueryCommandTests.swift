@@ -9,8 +9,7 @@ import GeoClusterTestSupport
 struct QueryCommandTests {
     /// A layer file in a fresh temporary directory.
     static func layerFile() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory.make("geo-cluster")
         let file = directory.appendingPathComponent("stations.geojson")
         try GeoJSON.featureCollection(SampleLayer.features).jsonString.write(to: file, atomically: true, encoding: .utf8)
         return file

@@ -3,6 +3,7 @@ import Testing
 import GeoCluster
 import GeoClusterWire
 @testable import GeoClusterEngine
+import GeoClusterTestSupport
 
 /// Sightings of sensitive species (Spoon-billed Sandpiper and Steller's Sea Eagle in the
 /// sample) are shown at the centre of their 0.1-degree cell in every answer: their exact
@@ -147,8 +148,7 @@ struct SensitiveSpeciesTests {
     }
 
     @Test func theManifestNamesKnownSpeciesOnly() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sensitive-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory.make("sensitive")
         try FileManager.default.copyItem(atPath: LayerCatalogTests.dataDirectory + "/species.json",
                                          toPath: directory.appendingPathComponent("species.json").path)
         let manifest = directory.appendingPathComponent("layers.json")

@@ -1,4 +1,5 @@
 import Foundation
+import GeoClusterTestSupport
 import GeoCluster
 import GeoClusterWire
 #if canImport(Glibc)
@@ -27,8 +28,8 @@ final class DevToolsPipe: @unchecked Sendable {
     private var session: String?
 
     init(browser path: String, width: Int, height: Int) throws {
-        profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
+        // Removed when closed, and again at exit: the browser may still write to it then.
+        profile = try TemporaryDirectory.make("chromium")
         var commands: [Int32] = [0, 0], answers: [Int32] = [0, 0]
         guard pipe(&commands) == 0, pipe(&answers) == 0 else { throw Failure(description: "pipe() failed") }
         var actions = posix_spawn_file_actions_t()

@@ -13,8 +13,7 @@ import Glibc
 struct GracefulShutdownTests {
     /// A layer of `count` points on a grid over Korea, in a fresh temporary directory.
     static func gridLayerFile(count: Int) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory.make("geo-cluster")
         let features = (0..<count).map { i in
             GeoJSON.pointFeature(coordinate: Coordinate(longitude: 126 + Double(i % 200) * 0.01,
                                                         latitude: 35 + Double(i / 200) * 0.01),

@@ -112,7 +112,7 @@ struct HostileNumberTests {
 
     /// The three radius-layer points the golden requests call `pts`, as a layer file.
     static func pointsLayerFile() throws -> URL {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pts-\(UUID().uuidString).geojson")
+        let file = try TemporaryDirectory.make("pts").appendingPathComponent("pts.geojson")
         let features = [("seoul", 126.9707, 37.5547, "Seoul Station"), ("seoullo", 126.9723, 37.5559, "Seoullo 7017"),
                         ("busan", 129.0403, 35.1151, "Busan Station")].map { id, lon, lat, name in
             GeoJSON.pointFeature(coordinate: Coordinate(longitude: lon, latitude: lat),

@@ -4,14 +4,13 @@ import GeoCluster
 import GeoClusterWire
 import GeoClusterEngine
 import GeoClusterStore
+import GeoClusterTestSupport
 
 /// Temporary stores, layer files and write requests for the store tests.
 enum StoreFixtures {
     /// A fresh temporary directory.
     static func directory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try TemporaryDirectory.make("geo-cluster-store")
     }
 
     /// A flat sightings record with id `id`, spread over Korea by `n`.
