@@ -109,7 +109,8 @@ struct Serve: AsyncParsableCommand {
 
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            // StreamLogHandler's lines, with request metadata formatted only when logged.
+            var handler = LazyMetadataLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }
