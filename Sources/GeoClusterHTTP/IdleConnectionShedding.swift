@@ -1,3 +1,4 @@
+import Dispatch
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
@@ -19,18 +20,27 @@ final class IdleConnections: Sendable {
     /// Where shed and open connections are counted.
     private let metrics: RequestMetrics
 
-    private struct Entry {
+    /// One open connection. Its idle time is an atomic of its own, so that a request
+    /// that begins or ends takes no lock and touches no shared table (it did both before:
+    /// about 2% of a small request's CPU).
+    final class Connection: Sendable {
         /// Closes the connection on its event loop if it is still idle there.
         let shed: @Sendable () -> Void
-        /// When its last request ended (or it opened); `nil` while a request is in progress.
-        var idleSince: ContinuousClock.Instant?
+        /// When its last request ended (or it opened), in ``IdleConnections/now()``'s
+        /// nanoseconds; 0 while a request is in progress or its close is on its way.
+        let idleSince: Atomic<UInt64>
+
+        init(shed: @escaping @Sendable () -> Void) {
+            self.shed = shed
+            idleSince = Atomic(IdleConnections.now())
+        }
+
+        func busy() { idleSince.store(0, ordering: .relaxed) }
+
+        func idle() { idleSince.store(IdleConnections.now(), ordering: .relaxed) }
     }
 
-    private struct State {
-        var entries: [ObjectIdentifier: Entry] = [:]
-    }
-
-    private let state = Mutex(State())
+    private let connections = Mutex<[ObjectIdentifier: Connection]>([:])
 
     /// For a server that accepts at most `maxConnections` at once.
     init(maxConnections: Int, metrics: RequestMetrics) {
@@ -38,46 +48,40 @@ final class IdleConnections: Sendable {
         self.metrics = metrics
     }
 
-    /// Open connections now.
-    var openCount: Int { state.withLock { $0.entries.count } }
+    /// Monotonic nanoseconds, never 0.
+    static func now() -> UInt64 { max(1, DispatchTime.now().uptimeNanoseconds) }
 
-    /// A connection opened; the longest idle other one is closed when there are
-    /// ``threshold`` or more.
-    func opened(_ id: ObjectIdentifier, shed: @escaping @Sendable () -> Void) {
-        let victim: (@Sendable () -> Void)? = state.withLock { state in
-            var oldest: (id: ObjectIdentifier, since: ContinuousClock.Instant)?
-            if state.entries.count >= threshold {
-                for (other, entry) in state.entries {
-                    guard let since = entry.idleSince else { continue }
+    /// Connections open now.
+    var openCount: Int { connections.withLock { $0.count } }
+
+    /// Records a new connection, idle from now, and when the server is at ``threshold``
+    /// sheds the connection idle longest (calls its `shed` outside the lock).
+    func opened(_ id: ObjectIdentifier, shed: @escaping @Sendable () -> Void) -> Connection {
+        let connection = Connection(shed: shed)
+        let victim: Connection? = connections.withLock { connections in
+            var oldest: (connection: Connection, since: UInt64)?
+            if connections.count >= threshold {
+                for other in connections.values {
+                    let since = other.idleSince.load(ordering: .relaxed)
+                    guard since != 0 else { continue }
                     if oldest == nil || since < oldest!.since { oldest = (other, since) }
                 }
             }
-            if state.entries.updateValue(Entry(shed: shed, idleSince: .now), forKey: id) == nil {
-                metrics.countOpenConnections(1)
-            }
-            guard let oldest else { return nil }
+            if connections.updateValue(connection, forKey: id) == nil { metrics.countOpenConnections(1) }
             // Not chosen again while its close is on its way.
-            state.entries[oldest.id]?.idleSince = nil
-            return state.entries[oldest.id]?.shed
+            oldest?.connection.busy()
+            return oldest?.connection
         }
-        victim?()
+        victim?.shed()
+        return connection
     }
 
     func closed(_ id: ObjectIdentifier) {
-        state.withLock { state in
-            if state.entries.removeValue(forKey: id) != nil { metrics.countOpenConnections(-1) }
+        connections.withLock { connections in
+            if connections.removeValue(forKey: id) != nil { metrics.countOpenConnections(-1) }
         }
     }
 
-    func busy(_ id: ObjectIdentifier) {
-        state.withLock { $0.entries[id]?.idleSince = nil }
-    }
-
-    func idle(_ id: ObjectIdentifier) {
-        state.withLock { $0.entries[id]?.idleSince = .now }
-    }
-
-    /// The handler that reports one connection's requests to `self`.
     func tracker() -> Tracker { Tracker(connections: self) }
 
     /// Follows one connection: busy from a request's head until its answer's end.
@@ -87,6 +91,8 @@ final class IdleConnections: Sendable {
 
         let connections: IdleConnections
         private var id: ObjectIdentifier?
+        /// This connection's entry, once added.
+        private var connection: Connection?
         /// A request has been read in part or whole and its answer has not ended.
         private var inRequest = false
 
@@ -100,11 +106,11 @@ final class IdleConnections: Sendable {
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             let metrics = connections.metrics
-            connections.opened(id) {
+            connection = connections.opened(id) {
                 bound.eventLoop.execute {
                     // A request may have begun since it was chosen; then it stays.
                     guard !handler.value.inRequest else {
-                        handler.value.connections.idle(id)
+                        handler.value.connection?.idle()
                         return
                     }
                     metrics.countShedConnection()
@@ -127,7 +133,7 @@ final class IdleConnections: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             if !inRequest, case .head = unwrapInboundIn(data) {
                 inRequest = true
-                if let id { connections.busy(id) }
+                connection?.busy()
             }
             context.fireChannelRead(data)
         }
@@ -135,7 +141,7 @@ final class IdleConnections: Sendable {
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
             if inRequest, case .end = unwrapOutboundIn(data) {
                 inRequest = false
-                if let id { connections.idle(id) }
+                connection?.idle()
             }
             context.write(data, promise: promise)
         }
