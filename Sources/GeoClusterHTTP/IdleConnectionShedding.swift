@@ -82,6 +82,7 @@ final class IdleConnections: Sendable {
         }
     }
 
+    /// The handler that reports one connection's requests to `self`.
     func tracker() -> Tracker { Tracker(connections: self) }
 
     /// Follows one connection: busy from a request's head until its answer's end.
