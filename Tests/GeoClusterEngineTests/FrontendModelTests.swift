@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GeoClusterTestSupport
 
 /// The Swift models of the answers in docs/FRONTENDS.md, compiled as an app would compile
 /// them, decode the golden answers of the protocol: the guide's models stay true to what
@@ -77,8 +78,7 @@ struct FrontendModelTests {
     @Test(.enabled(if: swiftc != nil, "swiftc not found"))
     func theGuidesModelsDecodeTheGoldenAnswers() throws {
         let models = try #require(try Self.models(), "docs/FRONTENDS.md has a Swift block of models")
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-models-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let work = try TemporaryDirectory.make("geo-cluster-models")
         defer { try? FileManager.default.removeItem(at: work) }
         try models.write(to: work.appendingPathComponent("Models.swift"), atomically: true, encoding: .utf8)
         try Self.program.write(to: work.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)

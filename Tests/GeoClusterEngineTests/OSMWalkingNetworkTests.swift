@@ -103,8 +103,7 @@ struct OSMWalkingNetworkTests {
     /// PBF is an error, and the command writes nothing then.
     @Test(.enabled(if: OSMInputs.osmium != nil, OSMInputs.noOsmium))
     func throughOsmium() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osm-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory.make("osm")
         defer { try? FileManager.default.removeItem(at: directory) }
         let opl = directory.appendingPathComponent("small.opl").path
         try (Self.opl + "\n").write(toFile: opl, atomically: true, encoding: .utf8)

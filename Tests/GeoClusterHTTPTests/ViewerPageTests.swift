@@ -8,6 +8,7 @@ import HummingbirdTesting
 import Logging
 import Testing
 @testable import GeoClusterHTTP
+import GeoClusterTestSupport
 
 /// Chromium in headless mode, found on the PATH (`make test` installs Debian's package),
 /// and Leaflet where Debian's libjs-leaflet puts it (`make run` and `make test` install it).
@@ -75,8 +76,7 @@ struct ViewerPageTests {
     }
 
     @Test func viewerFilesAreServedWithTagsAndCompression() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("viewer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory.make("viewer")
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = "/* leaflet */ " + String(repeating: "var a = 1; ", count: 400)
         try script.write(to: directory.appendingPathComponent("leaflet.js"), atomically: true, encoding: .utf8)

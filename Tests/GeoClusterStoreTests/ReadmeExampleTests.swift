@@ -38,8 +38,7 @@ struct ReadmeExampleTests {
         let binary = try #require(GeoClusterExecutable.url, "the geo-cluster executable is built with the tests")
         let blocks = try Self.examples()
         #expect(blocks.count >= 5, "README's examples section has its sh blocks")
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("geo-cluster-readme-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let work = try TemporaryDirectory.make("geo-cluster-readme")
         defer { try? FileManager.default.removeItem(at: work) }
         let port1 = try freePort()
         var port2 = try freePort()
