@@ -78,6 +78,7 @@ let package = Package(
                 "GeoClusterEngine",
                 "GeoClusterWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -140,7 +141,8 @@ let package = Package(
                                                                   "GeoProjection", "GeoClusterTestSupport"],
                     exclude: ["Golden"], swiftSettings: strictSettings),
         .testTarget(name: "GeoClusterStoreTests", dependencies: ["GeoClusterStore", "GeoClusterEngine", "GeoCluster", "GeoClusterWire",
-                                                                 "GeoClusterTestSupport"],
+                                                                 "GeoClusterTestSupport",
+                                                                 .product(name: "GRDB", package: "GRDB.swift")],
                     swiftSettings: strictSettings),
         .testTarget(
             name: "GeoClusterHTTPTests",

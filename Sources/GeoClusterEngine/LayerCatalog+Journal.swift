@@ -54,7 +54,7 @@ extension LayerCatalog {
         var layer = try LiveLayer(name: spec.name, kind: spec.kind, records: records, options: options,
                                   sensitiveSpecies: spec.sensitiveSpecies)
         layer.speciesChecklist = spec.speciesChecklist
-        guard let sequence = try journal.seedLayer(spec.name, kind: spec.kind, records: records.map(StoredRecord.init)) else {
+        guard let sequence = try journal.seedLayer(spec.name, kind: spec.kind, records: records.lazy.map(StoredRecord.init)) else {
             // Another process seeded it between the two calls: take what it stored.
             return try load(spec, journal: journal)
         }

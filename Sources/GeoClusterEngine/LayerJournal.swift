@@ -32,12 +32,15 @@ public protocol LayerJournal: Sendable {
 
     /// Stores `records` as the first content of `name`, in one transaction, unless the store
     /// already holds that layer (another process seeded it first): then nothing is written
-    /// and the result is `nil`. Returns the sequence of the seeding entry.
-    func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64?
+    /// and the result is `nil`. Returns the sequence of the seeding entry. The records are
+    /// read once, in order: a lazy map makes each stored record (its checked fields) only
+    /// as it is written, instead of all of them beside the layer's records.
+    func seedLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64?
 
     /// Replaces every record of `name` with `records` in one transaction (an import), and
-    /// returns the sequence of the replacing entry.
-    func replaceLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64
+    /// returns the sequence of the replacing entry. The records are read once, in order
+    /// (see ``seedLayer(_:kind:records:)``).
+    func replaceLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64
 
     /// Commits one write batch of `layer` in one transaction and returns its sequence.
     ///
@@ -67,21 +70,27 @@ extension LayerJournal {
 }
 
 /// One record as stored: its id key (``LayerRecord/idKey``; `nil` for a record without an
-/// id) and its GeoJSON Feature as JSON text, from which the record is validated again when
-/// read. Kept as text both ways: a record's text goes to the store as it is, and a layer
-/// rebuilt from the store parses one feature at a time instead of holding all their
-/// trees at once.
+/// id), its GeoJSON Feature as JSON text, and its checked fields. Kept as text both ways:
+/// a record's text goes to the store as it is, and a layer rebuilt from the store reads
+/// one feature at a time instead of holding all their trees at once.
 public struct StoredRecord: Sendable, Equatable {
     public var idKey: String?
     public var featureText: [UInt8]
+    /// The record's fields as validated when it was written, with a hash of its text
+    /// (``CheckedFields``): a layer rebuilt from the store takes them instead of
+    /// validating the text again while they match it. `nil` for rows written without
+    /// them, which are validated from their text.
+    public var checkedFields: ArraySlice<UInt8>?
 
-    public init(idKey: String?, featureText: [UInt8]) {
+    public init(idKey: String?, featureText: [UInt8], checkedFields: ArraySlice<UInt8>? = nil) {
         self.idKey = idKey
         self.featureText = featureText
+        self.checkedFields = checkedFields
     }
 
     public init(_ record: LayerRecord) {
-        self.init(idKey: record.idKey.isEmpty ? nil : record.idKey, featureText: record.featureText)
+        self.init(idKey: record.idKey.isEmpty ? nil : record.idKey, featureText: record.featureText,
+                  checkedFields: CheckedFields.encode(record)[...])
     }
 
     /// The feature's text as a string, for a database column.
@@ -198,8 +207,15 @@ extension LayerChange {
 }
 
 extension LayerRecord {
-    /// Validates a stored record again, keeping its text: it was written from a record's.
+    /// The record of a stored row: from its checked fields when they match its text and
+    /// kind, otherwise validated again from its text, which it keeps (it was written from
+    /// a record's).
     init(stored: StoredRecord, kind: LayerKind, layer: String, index: Int) throws(EngineError) {
+        if let fields = stored.checkedFields,
+           let record = CheckedFields.decode(fields, text: stored.featureText, kind: kind) {
+            self = record
+            return
+        }
         if let record = LayerRecord(compactFeature: stored.featureText, kind: kind, layer: layer, index: index,
                                     maxDepth: 64) {
             self = record

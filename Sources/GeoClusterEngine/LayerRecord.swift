@@ -56,7 +56,7 @@ public struct LayerRecord: Sendable, Equatable {
     public let coordinate: Coordinate
     public let fields: RecordFields
     /// Whether the feature's properties have a `note` (``withholdingNote()``).
-    private let hasNote: Bool
+    let hasNote: Bool
     /// The GeoJSON Feature answered for this record, as the JSON text answers write: a
     /// record keeps its feature as text (about a quarter of the memory of the value, and
     /// one copy of bytes in an answer).

@@ -105,6 +105,8 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             """,
             "CREATE INDEX api_keys_by_change ON api_keys (change)",
         ]),
+        // NULL for the rows written before: those are validated from their text.
+        (3, ["ALTER TABLE points ADD COLUMN fields bytea"]),
     ]
 
     private func migrate() throws(EngineError) {
@@ -143,7 +145,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         }
     }
 
-    public func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64? {
+    public func seedLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64? {
         try transaction { c -> Int64? in
             try lockLayer(name, on: c)
             let existing = try c.query("SELECT kind FROM layers WHERE name = \(name)", logger: logger).wait()
@@ -152,7 +154,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         }
     }
 
-    public func replaceLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64 {
+    public func replaceLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64 {
         try transaction { c -> Int64 in
             try lockLayer(name, on: c)
             return try replace(name, kind: kind, records: records, on: c)
@@ -167,21 +169,19 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             // The batch's net effect per id: its last put or delete (a batch may upsert
             // an id twice, which one INSERT … ON CONFLICT cannot).
             var last: [String: Int] = [:]
-            var anonymous: [String] = []
+            var anonymous: [StoredRecord] = []
             for (position, change) in changes.enumerated() {
                 switch change {
                 case let .insert(record), let .upsert(record):
-                    let stored = StoredRecord(record)
-                    if let key = stored.idKey { last[key] = position } else { anonymous.append(stored.featureJSON) }
+                    if record.idKey.isEmpty { anonymous.append(StoredRecord(record)) } else { last[record.idKey] = position }
                 case let .delete(idKey): last[idKey] = position
                 }
             }
-            var deleted: [String] = [], putKeys: [String] = [], putFeatures: [String] = []
+            var deleted: [String] = [], puts: [StoredRecord] = []
             for (key, position) in last {
                 switch changes[position] {
                 case let .insert(record), let .upsert(record):
-                    putKeys.append(key)
-                    putFeatures.append(StoredRecord(record).featureJSON)
+                    puts.append(StoredRecord(record))
                 case .delete:
                     deleted.append(key)
                 }
@@ -190,8 +190,8 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
                 _ = try c.query("DELETE FROM points WHERE layer = \(layer) AND id_key = ANY(\(deleted))",
                                 logger: logger).wait()
             }
-            try insert(layer, keys: putKeys, features: putFeatures, upsert: true, on: c)
-            try insert(layer, features: anonymous, on: c)
+            try insert(layer, keyed: puts, upsert: true, on: c)
+            try insert(layer, anonymous: anonymous, on: c)
             let body = LayerChange.encode(changes)
             let rows = try c.query("""
                 INSERT INTO changes (layer, type, body) VALUES (\(layer), 'batch', \(body)) RETURNING sequence
@@ -235,15 +235,17 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         return StoredLayer(kind: kind, records: records, sequence: try sequence(of: name, on: c))
     }
 
-    /// The rows of a layer, as feature text, to `body` in batches of
-    /// ``StoredRowBatches/size`` as they arrive: the connection's event loop gathers
-    /// them, this thread hands each batch on. A layer built from them parses one feature
-    /// at a time, so their trees are never all held at once.
+    /// The rows of a layer, as feature text and checked fields (``StoredBatch``), to
+    /// `body` in batches of ``StoredRowBatches/size`` as they arrive: the connection's
+    /// event loop gathers them, this thread hands each batch on.
     private func readRows(of name: String, on c: PostgresConnection, _ body: ([StoredRecord]) -> Void) throws {
         let batches = StoredRowBatches()
-        let query = c.query("SELECT id_key, feature FROM points WHERE layer = \(name)", logger: logger) { row in
-            let (idKey, text) = try row.decode((String?, String).self)
-            batches.append(StoredRecord(idKey: idKey, featureText: Array(text.utf8)))
+        let query = c.query("SELECT id_key, feature, fields FROM points WHERE layer = \(name)", logger: logger) { row in
+            let (idKey, text, fields) = try row.decode((String?, ByteBuffer, ByteBuffer?).self)
+            text.withUnsafeReadableBytes { text in
+                guard let fields else { return batches.append(idKey: idKey, text: text, fields: nil) }
+                fields.withUnsafeReadableBytes { batches.append(idKey: idKey, text: text, fields: $0) }
+            }
         }
         query.whenComplete { _ in batches.end() }
         while let batch = batches.next() { body(batch) }
@@ -280,58 +282,70 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         return kind
     }
 
-    private func replace(_ name: String, kind: LayerKind, records: [StoredRecord],
+    private func replace(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>,
                          on c: PostgresConnection) throws -> Int64 {
         _ = try c.query("""
             INSERT INTO layers (name, kind) VALUES (\(name), \(kind.rawValue))
             ON CONFLICT (name) DO UPDATE SET kind = excluded.kind
             """, logger: logger).wait()
         _ = try c.query("DELETE FROM points WHERE layer = \(name)", logger: logger).wait()
-        var keys: [String] = [], features: [String] = [], anonymous: [String] = []
+        // In chunks as the records come, so that no more than a chunk is held at once.
+        var keyed: [StoredRecord] = [], anonymous: [StoredRecord] = []
         for record in records {
-            if let key = record.idKey {
-                keys.append(key)
-                features.append(record.featureJSON)
-            } else {
-                anonymous.append(record.featureJSON)
+            if record.idKey == nil { anonymous.append(record) } else { keyed.append(record) }
+            if keyed.count == Self.chunk {
+                try insert(name, keyed: keyed, upsert: false, on: c)
+                keyed.removeAll(keepingCapacity: true)
+            }
+            if anonymous.count == Self.chunk {
+                try insert(name, anonymous: anonymous, on: c)
+                anonymous.removeAll(keepingCapacity: true)
             }
         }
-        try insert(name, keys: keys, features: features, upsert: false, on: c)
-        try insert(name, features: anonymous, on: c)
+        try insert(name, keyed: keyed, upsert: false, on: c)
+        try insert(name, anonymous: anonymous, on: c)
         let rows = try c.query("INSERT INTO changes (layer, type) VALUES (\(name), 'replace') RETURNING sequence",
                                logger: logger).wait()
         _ = try c.query("SELECT pg_notify(\(Self.channel), \(name))", logger: logger).wait()
         return try Self.sequence(rows)
     }
 
-    /// Inserts keyed points in chunks of 10,000 rows, each one statement over arrays.
-    private func insert(_ layer: String, keys: [String], features: [String], upsert: Bool,
+    /// Rows per insert statement.
+    private static let chunk = 10_000
+
+    /// Inserts keyed points in chunks of ``chunk`` rows, each one statement over arrays.
+    /// Records without checked fields go with an empty `bytea`, stored as NULL.
+    private func insert(_ layer: String, keyed records: [StoredRecord], upsert: Bool,
                         on c: PostgresConnection) throws {
-        let chunk = 10_000
-        for start in stride(from: 0, to: keys.count, by: chunk) {
-            let end = min(start + chunk, keys.count)
-            let someKeys = Array(keys[start..<end]), someFeatures = Array(features[start..<end])
+        let chunk = Self.chunk
+        for start in stride(from: 0, to: records.count, by: chunk) {
+            let some = records[start..<min(start + chunk, records.count)]
+            let keys = some.map { $0.idKey ?? "" }, features = some.map(\.featureJSON), fields = some.map(\.checkedFieldsBuffer)
             if upsert {
                 _ = try c.query("""
-                    INSERT INTO points (layer, id_key, feature)
-                    SELECT \(layer), k, f FROM unnest(\(someKeys)::text[], \(someFeatures)::text[]) AS t(k, f)
-                    ON CONFLICT (layer, id_key) DO UPDATE SET feature = excluded.feature
+                    INSERT INTO points (layer, id_key, feature, fields)
+                    SELECT \(layer), k, f, NULLIF(c, ''::bytea)
+                    FROM unnest(\(keys)::text[], \(features)::text[], \(fields)::bytea[]) AS t(k, f, c)
+                    ON CONFLICT (layer, id_key) DO UPDATE SET feature = excluded.feature, fields = excluded.fields
                     """, logger: logger).wait()
             } else {
                 _ = try c.query("""
-                    INSERT INTO points (layer, id_key, feature)
-                    SELECT \(layer), k, f FROM unnest(\(someKeys)::text[], \(someFeatures)::text[]) AS t(k, f)
+                    INSERT INTO points (layer, id_key, feature, fields)
+                    SELECT \(layer), k, f, NULLIF(c, ''::bytea)
+                    FROM unnest(\(keys)::text[], \(features)::text[], \(fields)::bytea[]) AS t(k, f, c)
                     """, logger: logger).wait()
             }
         }
     }
 
     /// Inserts points without an id.
-    private func insert(_ layer: String, features: [String], on c: PostgresConnection) throws {
-        for start in stride(from: 0, to: features.count, by: 10_000) {
-            let some = Array(features[start..<min(start + 10_000, features.count)])
+    private func insert(_ layer: String, anonymous records: [StoredRecord], on c: PostgresConnection) throws {
+        for start in stride(from: 0, to: records.count, by: Self.chunk) {
+            let some = records[start..<min(start + Self.chunk, records.count)]
+            let features = some.map(\.featureJSON), fields = some.map(\.checkedFieldsBuffer)
             _ = try c.query("""
-                INSERT INTO points (layer, id_key, feature) SELECT \(layer), NULL, f FROM unnest(\(some)::text[]) AS t(f)
+                INSERT INTO points (layer, id_key, feature, fields)
+                SELECT \(layer), NULL, f, NULLIF(c, ''::bytea) FROM unnest(\(features)::text[], \(fields)::bytea[]) AS t(f, c)
                 """, logger: logger).wait()
         }
     }
@@ -460,4 +474,9 @@ extension PostgresJournal: KeyStore {
             return (changed, max(after, last))
         }
     }
+}
+
+extension StoredRecord {
+    /// ``checkedFields`` for a `bytea[]` parameter: empty when absent (stored as NULL).
+    var checkedFieldsBuffer: ByteBuffer { ByteBuffer(bytes: checkedFields ?? []) }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GeoCluster
 import GeoClusterEngine
 import GRDB
+import GRDBSQLite
 
 /// The embedded store: one SQLite file through GRDB, in WAL mode (docs/STORAGE.md).
 ///
@@ -86,6 +87,10 @@ public final class SQLiteJournal: LayerJournal {
                 CREATE INDEX api_keys_by_change ON api_keys(change);
                 """)
         }
+        migrator.registerMigration("v3: checked fields of points") { db in
+            // NULL for the rows written before: those are validated from their text.
+            try db.execute(sql: "ALTER TABLE points ADD COLUMN fields BLOB")
+        }
         return migrator
     }
 
@@ -104,22 +109,13 @@ public final class SQLiteJournal: LayerJournal {
             try pool.read { db -> Int64? in
                 guard let layerKind = try Self.kind(ifStored: name, in: db) else { return nil }
                 try kind(layerKind)
-                var batch: [StoredRecord] = []
-                batch.reserveCapacity(StoredRowBatches.size)
-                try Self.forEachRecord(of: name, in: db) { record in
-                    batch.append(record)
-                    if batch.count == StoredRowBatches.size {
-                        records(batch)
-                        batch.removeAll(keepingCapacity: true)
-                    }
-                }
-                if !batch.isEmpty { records(batch) }
+                try Self.forEachBatch(of: name, in: db, size: StoredRowBatches.size, records)
                 return try Self.sequence(of: name, in: db)
             }
         }
     }
 
-    public func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64? {
+    public func seedLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64? {
         try write { db -> Int64? in
             guard try String.fetchOne(db, sql: "SELECT kind FROM layers WHERE name = ?", arguments: [name]) == nil else {
                 return nil
@@ -128,7 +124,7 @@ public final class SQLiteJournal: LayerJournal {
         }
     }
 
-    public func replaceLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64 {
+    public func replaceLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64 {
         try write { db -> Int64 in try Self.replace(name, kind: kind, records: records, in: db) }
     }
 
@@ -137,15 +133,15 @@ public final class SQLiteJournal: LayerJournal {
         try write { db -> Int64 in
             try validate(try Self.entries(layer, after: appliedSequence, in: db))
             let put = try db.cachedStatement(sql: """
-                INSERT INTO points (layer, id_key, feature) VALUES (?, ?, ?)
-                ON CONFLICT (layer, id_key) DO UPDATE SET feature = excluded.feature
+                INSERT INTO points (layer, id_key, feature, fields) VALUES (?, ?, ?, ?)
+                ON CONFLICT (layer, id_key) DO UPDATE SET feature = excluded.feature, fields = excluded.fields
                 """)
             let delete = try db.cachedStatement(sql: "DELETE FROM points WHERE layer = ? AND id_key = ?")
             for change in changes {
                 switch change {
                 case let .insert(record), let .upsert(record):
                     let stored = StoredRecord(record)
-                    try put.execute(arguments: [layer, stored.idKey, stored.featureJSON])
+                    try put.execute(arguments: [layer, stored.idKey, stored.featureJSON, stored.checkedFieldsData])
                 case let .delete(idKey): try delete.execute(arguments: [layer, idKey])
                 }
             }
@@ -183,7 +179,7 @@ public final class SQLiteJournal: LayerJournal {
     static func layer(_ name: String, in db: Database) throws -> StoredLayer? {
         guard let kind = try kind(ifStored: name, in: db) else { return nil }
         var records: [StoredRecord] = []
-        try forEachRecord(of: name, in: db) { records.append($0) }
+        try forEachBatch(of: name, in: db, size: StoredRowBatches.size) { records += $0 }
         return StoredLayer(kind: kind, records: records, sequence: try sequence(of: name, in: db))
     }
 
@@ -197,14 +193,26 @@ public final class SQLiteJournal: LayerJournal {
         return kind
     }
 
-    /// Each stored record of a layer, in store order, as text: parsed when the layer is
-    /// built from it.
-    private static func forEachRecord(of name: String, in db: Database, _ body: (StoredRecord) -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: "SELECT id_key, feature FROM points WHERE layer = ?", arguments: [name])
-        while let row = try rows.next() {
-            let text: String = row[1]
-            body(StoredRecord(idKey: row[0], featureText: Array(text.utf8)))
+    /// The stored records of a layer, in store order, as text and checked fields, in
+    /// batches of `size` (``StoredBatch``): the layer is built from them.
+    private static func forEachBatch(of name: String, in db: Database, size: Int,
+                                     _ body: ([StoredRecord]) -> Void) throws {
+        let statement = try db.makeStatement(sql: "SELECT id_key, feature, fields FROM points WHERE layer = ?")
+        statement.arguments = [name]
+        let rows = try Row.fetchCursor(statement)
+        let sqlite = statement.sqliteStatement
+        /// The bytes of column `column` of the current row, `nil` for NULL.
+        func bytes(_ column: CInt) -> UnsafeRawBufferPointer? {
+            guard sqlite3_column_type(sqlite, column) != SQLITE_NULL else { return nil }
+            guard let start = sqlite3_column_blob(sqlite, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            return UnsafeRawBufferPointer(start: start, count: Int(sqlite3_column_bytes(sqlite, column)))
         }
+        var batch = StoredBatch(capacity: size)
+        while let row = try rows.next() {
+            batch.append(idKey: row[0], text: bytes(1) ?? UnsafeRawBufferPointer(start: nil, count: 0), fields: bytes(2))
+            if batch.count == size { body(batch.take()) }
+        }
+        if batch.count > 0 { body(batch.take()) }
     }
 
     private static func sequence(of name: String, in db: Database) throws -> Int64 {
@@ -240,14 +248,14 @@ public final class SQLiteJournal: LayerJournal {
         return kind
     }
 
-    static func replace(_ name: String, kind: LayerKind, records: [StoredRecord], in db: Database) throws -> Int64 {
+    static func replace(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>, in db: Database) throws -> Int64 {
         try db.execute(sql: """
             INSERT INTO layers (name, kind) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET kind = excluded.kind
             """, arguments: [name, kind.rawValue])
         try db.execute(sql: "DELETE FROM points WHERE layer = ?", arguments: [name])
-        let insert = try db.cachedStatement(sql: "INSERT INTO points (layer, id_key, feature) VALUES (?, ?, ?)")
+        let insert = try db.cachedStatement(sql: "INSERT INTO points (layer, id_key, feature, fields) VALUES (?, ?, ?, ?)")
         for record in records {
-            try insert.execute(arguments: [name, record.idKey, record.featureJSON])
+            try insert.execute(arguments: [name, record.idKey, record.featureJSON, record.checkedFieldsData])
         }
         try db.execute(sql: "INSERT INTO changes (layer, type) VALUES (?, 'replace')", arguments: [name])
         return db.lastInsertedRowID
@@ -325,4 +333,9 @@ extension SQLiteJournal: KeyStore {
             return (grants, max(after, last))
         }
     }
+}
+
+extension StoredRecord {
+    /// ``checkedFields`` as a BLOB value (NULL when absent).
+    var checkedFieldsData: Data? { checkedFields.map { Data($0) } }
 }

@@ -10,21 +10,17 @@ final class StoredRowBatches: @unchecked Sendable {
     static let size = 8_192
 
     private let condition = NSCondition()
-    private var filling: [StoredRecord] = []
+    private var filling = StoredBatch(capacity: size)
     private var full: [[StoredRecord]] = []
     private var ended = false
 
-    init() { filling.reserveCapacity(Self.size) }
-
-    /// Adds a row, in store order.
-    func append(_ record: StoredRecord) {
+    /// Adds a row, in store order: its id key, its feature's text, its checked fields.
+    func append(idKey: String?, text: UnsafeRawBufferPointer, fields: UnsafeRawBufferPointer?) {
         condition.lock()
         defer { condition.unlock() }
-        filling.append(record)
+        filling.append(idKey: idKey, text: text, fields: fields)
         if filling.count == Self.size {
-            full.append(filling)
-            filling = []
-            filling.reserveCapacity(Self.size)
+            full.append(filling.take())
             condition.signal()
         }
     }
@@ -33,10 +29,7 @@ final class StoredRowBatches: @unchecked Sendable {
     func end() {
         condition.lock()
         defer { condition.unlock() }
-        if !filling.isEmpty {
-            full.append(filling)
-            filling = []
-        }
+        if filling.count > 0 { full.append(filling.take()) }
         ended = true
         condition.signal()
     }
@@ -48,5 +41,43 @@ final class StoredRowBatches: @unchecked Sendable {
         defer { condition.unlock() }
         while full.isEmpty && !ended { condition.wait() }
         return full.isEmpty ? nil : full.removeFirst()
+    }
+}
+
+/// One batch of stored rows as a store reads them. The rows' bytes are copied as they are
+/// (the text is not made a `String`, which would check it as UTF-8 once more: reading the
+/// feature does), and the checked fields of a batch share one buffer: the threads that
+/// read them then free one allocation per batch, not one per row that the reading thread
+/// allocated, which made them wait on its malloc arena.
+struct StoredBatch {
+    private var rows: [(idKey: String?, text: [UInt8], fields: Range<Int>?)] = []
+    private var fields: [UInt8] = []
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        rows.reserveCapacity(capacity)
+    }
+
+    var count: Int { rows.count }
+
+    mutating func append(idKey: String?, text: UnsafeRawBufferPointer, fields checked: UnsafeRawBufferPointer?) {
+        var range: Range<Int>?
+        if let checked {
+            if fields.isEmpty { fields.reserveCapacity(capacity * 128) }
+            range = fields.count ..< fields.count + checked.count
+            fields.append(contentsOf: checked)
+        }
+        rows.append((idKey, [UInt8](text), range))
+    }
+
+    /// The rows gathered, as stored records; the batch is empty again.
+    mutating func take() -> [StoredRecord] {
+        let shared = fields
+        fields = []
+        defer { rows.removeAll(keepingCapacity: true) }
+        return rows.map { row in
+            StoredRecord(idKey: row.idKey, featureText: row.text, checkedFields: row.fields.map { shared[$0] })
+        }
     }
 }

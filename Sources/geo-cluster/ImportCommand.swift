@@ -154,7 +154,7 @@ struct ImportCommand: ParsableCommand {
             // The store first: a layer the store holds but the manifest does not list yet is
             // ignored at start, while a listed layer with no file and no records in the
             // store could not load.
-            _ = try journal.replaceLayer(layer, kind: options.kind, records: result.records.map(StoredRecord.init))
+            _ = try journal.replaceLayer(layer, kind: options.kind, records: result.records.lazy.map(StoredRecord.init))
             try LayerDirectory.register(layer: layer, kind: options.kind, directory: data)
             destination = "the store \(location)"
         } else {

@@ -36,8 +36,8 @@ struct JournalWaitTests {
         }
 
         func loadLayer(_ name: String) throws(EngineError) -> StoredLayer? { nil }
-        func seedLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64? { 0 }
-        func replaceLayer(_ name: String, kind: LayerKind, records: [StoredRecord]) throws(EngineError) -> Int64 { 0 }
+        func seedLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64? { 0 }
+        func replaceLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64 { 0 }
         func entries(layer: String, after sequence: Int64) throws(EngineError) -> [JournalEntry] { [] }
 
         func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,

@@ -55,8 +55,15 @@ final class PostgresCluster {
         try run("\(bin)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "geo", name])
     }
 
+    /// Runs `sql` in `database` with `psql`; returns what it prints (unaligned, tuples only).
+    @discardableResult
+    func psql(_ database: String, _ sql: String) throws -> String {
+        try run("\(bin)/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "geo", "-d", database, "-v", "ON_ERROR_STOP=1",
+                                "-tA", "-c", sql])
+    }
+
     func stop() {
-        try? run("\(bin)/pg_ctl", ["-D", directory.path + "/data", "-m", "immediate", "-w", "stop"])
+        _ = try? run("\(bin)/pg_ctl", ["-D", directory.path + "/data", "-m", "immediate", "-w", "stop"])
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -65,7 +72,8 @@ final class PostgresCluster {
     /// Through posix_spawn and waitpid rather than Foundation's Process: on Linux, Process
     /// learns of the exit through a socket that the child inherits, and the server that
     /// `pg_ctl start` leaves running would hold it open, so the wait would never end.
-    private func run(_ tool: String, _ arguments: [String]) throws {
+    @discardableResult
+    private func run(_ tool: String, _ arguments: [String]) throws -> String {
         let argv = asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", tool] + arguments : [tool] + arguments
         let log = directory.path + "/tool-\(UUID().uuidString.prefix(8)).log"
         var actions = posix_spawn_file_actions_t()
@@ -87,6 +95,7 @@ final class PostgresCluster {
         guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
             throw ClusterError("\(tool) failed (wait status \(status)): \(text)")
         }
+        return text
     }
 }
 

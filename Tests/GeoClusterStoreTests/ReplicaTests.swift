@@ -205,6 +205,30 @@ struct ReplicaTests {
         #expect(try engine.liveLayer(named: "birds").count == count)
     }
 
+    /// Rows without checked fields (written before they were kept) and rows whose text
+    /// was changed without them load from their text; the others carry fields that match.
+    @Test(needsReplicas) func postgresRowsWithoutMatchingCheckedFieldsLoadFromTheirText() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        try cluster.createDatabase("checked")
+        let journal = try PostgresJournal(url: cluster.url("checked"))
+        defer { journal.disconnect() }
+        _ = try journal.seedLayer("birds", kind: .sightings, records: try StoreFixtures.storedSightings(50))
+        #expect(try cluster.psql("checked", "SELECT count(*) FROM points WHERE fields IS NOT NULL")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "50")
+        try cluster.psql("checked", "UPDATE points SET fields = NULL WHERE id_key = 's1'")
+        try cluster.psql("checked", "UPDATE points SET feature = replace(feature, 'Ardea alba', 'Ardea cinerea') WHERE id_key = 's2'")
+        let stored = try #require(try journal.loadLayer("birds"))
+        #expect(stored.records.filter { $0.checkedFields == nil }.map(\.idKey) == ["s1"])
+        let layer = try LiveLayer(name: "birds", kind: .sightings, stored: stored.records)
+        func species(_ id: String) -> String? {
+            guard case let .sighting(species, _, _)? = layer.record(idKey: id)?.fields else { return nil }
+            return species
+        }
+        #expect(layer.count == 50)
+        #expect(species("s1") == "Ardea alba" && species("s2") == "Ardea cinerea" && species("s3") == "Ardea alba")
+    }
+
     /// Polls `/readyz` until it is 200 (`ready`) or 503, for at most 20 seconds (the feed
     /// notices an outage at its next round, within its one-second poll interval).
     static func waitFor(_ replica: Replica, ready: Bool) throws -> Bool {

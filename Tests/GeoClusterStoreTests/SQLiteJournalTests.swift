@@ -4,6 +4,7 @@ import Testing
 import GeoCluster
 import GeoClusterEngine
 import GeoClusterStore
+import GRDB
 
 @Suite struct SQLiteJournalTests {
     @Test func aRestartKeepsInsertsUpsertsAndDeletes() throws {
@@ -98,6 +99,52 @@ import GeoClusterStore
         #expect(partial.load(ordering: .relaxed) == 0)
         #expect(observed.load(ordering: .relaxed) > 0)
         #expect(try journal.loadLayer("birds")?.records.count == batches * size)
+    }
+
+    /// A store written before the checked fields were kept gains their column, and its
+    /// rows load from their text; so does a row whose text was changed without its fields
+    /// (by such a version). Rows written since carry fields that match their text.
+    @Test func rowsWithoutMatchingCheckedFieldsLoadFromTheirText() throws {
+        let directory = try StoreFixtures.directory()
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let stored = try StoreFixtures.storedSightings(50)
+        do {
+            let journal = try SQLiteJournal(path: path)
+            _ = try journal.seedLayer("birds", kind: .sightings, records: stored)
+            try journal.close()
+        }
+        // The store as the version before left it: no column, no migration recorded.
+        try DatabaseQueue(path: path).write { db in
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM points WHERE fields IS NOT NULL") == 50)
+            try db.execute(sql: "ALTER TABLE points DROP COLUMN fields")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v3:%'")
+        }
+        func species(_ id: String) throws -> String? {
+            let journal = try SQLiteJournal(path: path)
+            defer { try? journal.close() }
+            let layer = try #require(try journal.loadLayer("birds"))
+            let live = try LiveLayer(name: "birds", kind: .sightings, stored: layer.records)
+            #expect(live.count == 50)
+            guard case let .sighting(species, _, _)? = live.record(idKey: id)?.fields else { return nil }
+            return species
+        }
+        #expect(try species("s1") == "Ardea alba")
+        let withoutFields = try DatabaseQueue(path: path).read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM points WHERE fields IS NULL")
+        }
+        #expect(withoutFields == 50)
+        // Written again with fields, then its text changed without them.
+        do {
+            let journal = try SQLiteJournal(path: path)
+            _ = try journal.replaceLayer("birds", kind: .sightings, records: stored)
+            try journal.close()
+        }
+        try DatabaseQueue(path: path).write { db in
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM points WHERE fields IS NOT NULL") == 50)
+            try db.execute(sql: "UPDATE points SET feature = replace(feature, 'Ardea alba', 'Ardea cinerea') WHERE id_key = 's1'")
+        }
+        #expect(try species("s1") == "Ardea cinerea")
+        #expect(try species("s2") == "Ardea alba")
     }
 
     /// A layer rebuilt from the store is read in batches, each validated while the rest

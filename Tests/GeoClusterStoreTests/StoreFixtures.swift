@@ -59,6 +59,9 @@ enum StoreFixtures {
         #expect(kinds == [.sightings])
         #expect(batches.flatMap { $0 } == whole.records)
         #expect(sequence == whole.sequence)
+        // Each row read back as written: its text and its checked fields.
+        let written = Dictionary(stored.map { ($0.idKey, $0) }, uniquingKeysWith: { $1 })
+        #expect(whole.records.allSatisfy { $0.checkedFields != nil && written[$0.idKey] == $0 })
         #expect(try journal.loadLayer("fish", kind: { _ in Issue.record("no kind for a layer never stored") },
                                       records: { _ in Issue.record("no records for a layer never stored") }) == nil)
         return (batches, whole)

@@ -1,0 +1,99 @@
+import Testing
+import GeoCluster
+import GeoClusterWire
+@testable import GeoClusterEngine
+
+/// The checked fields stored beside a record's text give the record that validating the
+/// text gives, and are ignored whenever they do not describe exactly that text.
+@Suite struct CheckedFieldsTests {
+    /// Records of every kind, with the members that change what is kept: notes, observers,
+    /// altitudes, times with fractions and offsets, escapes and Korean text, ids of both
+    /// kinds and none.
+    static let records: [(LayerKind, String)] = [
+        (.sightings, #"{"type":"Feature","id":"s1","geometry":{"type":"Point","coordinates":[126.97,37.56]},"properties":{"species":"Grus japonensis","count":2,"observed_at":"2026-01-05T07:30:00+09:00"}}"#),
+        (.sightings, #"{"type":"Feature","id":7,"geometry":{"type":"Point","coordinates":[-180,-90,12.5]},"properties":{"species":"두루미","count":1000000000,"observed_at":"2026-01-05t07:30:00.125z","observer_id":"kim","note":"둥지 근처 \"조용히\"","extra":[1,{"a":null}]}}"#),
+        (.sightings, ##"{"id":"#7","lon":129.1,"lat":35.2,"species":"Egretta garzetta","count":3,"observed_at":"2025-12-31T23:59:60-00:00","observer_id":"lee","properties":{"habitat":"갯벌"}}"##),
+        (.places, #"{"type":"Feature","id":"p1","geometry":{"type":"Point","coordinates":[126.98,37.57]},"properties":{"name":"경복궁","category":"palace","dwell_minutes":90}}"#),
+        (.places, #"{"id":"p2","lon":126.99,"lat":37.58,"name":"Cafe \u00e9","category":"cafe","dwell_minutes":null}"#),
+        (.stations, #"{"type":"Feature","id":"st1","geometry":{"type":"Point","coordinates":[126.9707,37.5547]},"properties":{"name":"서울역","lines":["KTX","1호선","공항철도"]}}"#),
+        (.points, #"{"type":"Feature","geometry":{"type":"Point","coordinates":[0.5,-0.25]},"properties":null}"#),
+        (.points, #"{"type":"Feature","id":-9007199254740992,"geometry":{"type":"Point","coordinates":[180,90]},"properties":{"observer_id":"x","note":1}}"#),
+    ]
+
+    static func record(_ entry: (LayerKind, String)) throws -> LayerRecord {
+        try LayerRecord(json: try JSONValue.parse(entry.1), kind: entry.0, layer: "test", index: 0)
+    }
+
+    @Test(arguments: 0..<records.count) func theFieldsGiveTheRecordItsTextValidatesTo(_ i: Int) throws {
+        let (kind, _) = Self.records[i]
+        let record = try Self.record(Self.records[i])
+        let stored = StoredRecord(record)
+        let fields = try #require(stored.checkedFields)
+        let fast = try #require(CheckedFields.decode(fields, text: stored.featureText, kind: kind))
+        #expect(fast == record)
+        let validated = try LayerRecord(stored: StoredRecord(idKey: stored.idKey, featureText: stored.featureText),
+                                        kind: kind, layer: "test", index: 0)
+        #expect(validated == fast)
+        #expect(try LayerRecord(stored: stored, kind: kind, layer: "test", index: 0) == record)
+    }
+
+    /// A text changed without its fields (a row updated by a version that did not write
+    /// them) is read from the text: its values, or its error.
+    @Test func aChangedTextIsValidatedAgain() throws {
+        var stored = StoredRecord(try Self.record(Self.records[0]))
+        let text = String(decoding: stored.featureText, as: UTF8.self)
+        stored.featureText = Array(text.replacingOccurrences(of: "Grus japonensis", with: "Grus monacha").utf8)
+        #expect(CheckedFields.decode(stored.checkedFields!, text: stored.featureText, kind: .sightings) == nil)
+        let record = try LayerRecord(stored: stored, kind: .sightings, layer: "test", index: 0)
+        guard case let .sighting(species, _, _) = record.fields else {
+            Issue.record("not a sighting: \(record.fields)")
+            return
+        }
+        #expect(species == "Grus monacha")
+
+        stored.featureText = Array(text.replacingOccurrences(of: #""count":2"#, with: #""count":0"#).utf8)
+        #expect(throws: EngineError.self) { try LayerRecord(stored: stored, kind: .sightings, layer: "test", index: 4) }
+    }
+
+    /// Fields cut short, of another format or kind, or with bytes after them are not
+    /// read (the record comes from its text); no such bytes trap.
+    @Test func fieldsThatDoNotFitAreIgnored() throws {
+        for (i, entry) in Self.records.enumerated() {
+            let record = try Self.record(entry)
+            let stored = StoredRecord(record)
+            let fields = try #require(stored.checkedFields)
+            for length in 0..<fields.count {
+                #expect(CheckedFields.decode(fields[..<length], text: stored.featureText, kind: entry.0) == nil,
+                        "record \(i) cut to \(length) bytes")
+            }
+            #expect(CheckedFields.decode((Array(fields) + [0])[...], text: stored.featureText, kind: entry.0) == nil)
+            var otherFormat = fields
+            otherFormat[otherFormat.startIndex] &+= 1
+            #expect(CheckedFields.decode(otherFormat, text: stored.featureText, kind: entry.0) == nil)
+            for kind in LayerKind.allCases where kind != entry.0 {
+                #expect(CheckedFields.decode(fields, text: stored.featureText, kind: kind) == nil)
+            }
+            // Every byte flipped: whatever comes back, nothing traps, and the header and
+            // the hash are never taken when wrong.
+            for position in fields.indices {
+                var flipped = fields
+                flipped[position] ^= 0xFF
+                let decoded = CheckedFields.decode(flipped, text: stored.featureText, kind: entry.0)
+                if position < 11 && position != 2 { #expect(decoded == nil, "record \(i), byte \(position)") }
+            }
+            for garbage: [UInt8] in [[], [1], [1, 0, 0], [UInt8](repeating: 0xFF, count: 64)] {
+                #expect(CheckedFields.decode(garbage[...], text: stored.featureText, kind: entry.0) == nil)
+            }
+            #expect(try LayerRecord(stored: StoredRecord(idKey: stored.idKey, featureText: stored.featureText,
+                                                         checkedFields: fields.dropLast()),
+                                    kind: entry.0, layer: "test", index: 0) == record)
+        }
+    }
+
+    /// The hash answers give as entity tags is fixed: tags stay valid across restarts and
+    /// versions, and stored fields keep matching their text.
+    @Test func theContentHashIsTheSameInEveryProcess() {
+        #expect(ContentHash.hash([]) == 0x7a62_0700_f645_141b)
+        #expect(ContentHash.hash(Array("a".utf8)) == 0x6563_2a34_8588_800b)
+    }
+}
