@@ -108,39 +108,34 @@ import GRDB
         let directory = try StoreFixtures.directory()
         let path = directory.appendingPathComponent("store.sqlite").path
         let stored = try StoreFixtures.storedSightings(50)
-        do {
-            let journal = try SQLiteJournal(path: path)
-            _ = try journal.seedLayer("birds", kind: .sightings, records: stored)
-            try journal.close()
-        }
-        // The store as the version before left it: no column, no migration recorded.
-        try DatabaseQueue(path: path).write { db in
-            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM points WHERE fields IS NOT NULL") == 50)
-            try db.execute(sql: "ALTER TABLE points DROP COLUMN fields")
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v3:%'")
-        }
-        func species(_ id: String) throws -> String? {
+        func withJournal<T>(_ body: (SQLiteJournal) throws -> T) throws -> T {
             let journal = try SQLiteJournal(path: path)
             defer { try? journal.close() }
-            let layer = try #require(try journal.loadLayer("birds"))
+            return try body(journal)
+        }
+        func species(_ id: String) throws -> String? {
+            let layer = try #require(try withJournal { try $0.loadLayer("birds") })
             let live = try LiveLayer(name: "birds", kind: .sightings, stored: layer.records)
             #expect(live.count == 50)
             guard case let .sighting(species, _, _)? = live.record(idKey: id)?.fields else { return nil }
             return species
         }
-        #expect(try species("s1") == "Ardea alba")
-        let withoutFields = try DatabaseQueue(path: path).read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM points WHERE fields IS NULL")
+        func rows(_ condition: String) throws -> Int? {
+            try DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM points WHERE \(condition)") }
         }
-        #expect(withoutFields == 50)
-        // Written again with fields, then its text changed without them.
-        do {
-            let journal = try SQLiteJournal(path: path)
-            _ = try journal.replaceLayer("birds", kind: .sightings, records: stored)
-            try journal.close()
-        }
+        _ = try withJournal { try $0.seedLayer("birds", kind: .sightings, records: stored) }
+        #expect(try rows("fields IS NOT NULL") == 50)
+        // The store as the version before left it: no column, no migration recorded.
         try DatabaseQueue(path: path).write { db in
-            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM points WHERE fields IS NOT NULL") == 50)
+            try db.execute(sql: "ALTER TABLE points DROP COLUMN fields")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v3:%'")
+        }
+        #expect(try species("s1") == "Ardea alba")
+        #expect(try rows("fields IS NULL") == 50)
+        // Written again with fields, then its text changed without them.
+        _ = try withJournal { try $0.replaceLayer("birds", kind: .sightings, records: stored) }
+        #expect(try rows("fields IS NOT NULL") == 50)
+        try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "UPDATE points SET feature = replace(feature, 'Ardea alba', 'Ardea cinerea') WHERE id_key = 's1'")
         }
         #expect(try species("s1") == "Ardea cinerea")
