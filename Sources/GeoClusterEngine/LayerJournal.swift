@@ -73,23 +73,32 @@ extension LayerJournal {
 /// id), its GeoJSON Feature as JSON text, and its checked fields. Kept as text both ways:
 /// a record's text goes to the store as it is, and a layer rebuilt from the store reads
 /// one feature at a time instead of holding all their trees at once.
+///
+/// The text and the fields are slices: the rows a store reads share one buffer per batch
+/// (the reading thread copies bytes, and the threads that build the records each make
+/// their record's own copy of the text), and a record's text goes to the store without
+/// a copy.
 public struct StoredRecord: Sendable, Equatable {
     public var idKey: String?
-    public var featureText: [UInt8]
+    public var featureText: ArraySlice<UInt8>
     /// The record's fields as validated when it was written, with a hash of its text
     /// (``CheckedFields``): a layer rebuilt from the store takes them instead of
     /// validating the text again while they match it. `nil` for rows written without
     /// them, which are validated from their text.
     public var checkedFields: ArraySlice<UInt8>?
 
-    public init(idKey: String?, featureText: [UInt8], checkedFields: ArraySlice<UInt8>? = nil) {
+    public init(idKey: String?, featureText: ArraySlice<UInt8>, checkedFields: ArraySlice<UInt8>? = nil) {
         self.idKey = idKey
         self.featureText = featureText
         self.checkedFields = checkedFields
     }
 
+    public init(idKey: String?, featureText: [UInt8], checkedFields: ArraySlice<UInt8>? = nil) {
+        self.init(idKey: idKey, featureText: featureText[...], checkedFields: checkedFields)
+    }
+
     public init(_ record: LayerRecord) {
-        self.init(idKey: record.idKey.isEmpty ? nil : record.idKey, featureText: record.featureText,
+        self.init(idKey: record.idKey.isEmpty ? nil : record.idKey, featureText: record.featureText[...],
                   checkedFields: CheckedFields.encode(record)[...])
     }
 
@@ -100,7 +109,7 @@ public struct StoredRecord: Sendable, Equatable {
     /// - Throws: ``EngineError/storageUnavailable(reason:)`` when the text is not JSON.
     public func feature(layer: String) throws(EngineError) -> JSONValue {
         do {
-            return try JSONValue.parse(featureText[...], maxDepth: 64)
+            return try JSONValue.parse(featureText, maxDepth: 64)
         } catch {
             throw .storageUnavailable(reason: "a stored feature of layer \"\(layer)\" is not valid JSON")
         }
@@ -211,17 +220,15 @@ extension LayerRecord {
     /// kind, otherwise validated again from its text, which it keeps (it was written from
     /// a record's).
     init(stored: StoredRecord, kind: LayerKind, layer: String, index: Int) throws(EngineError) {
-        if let fields = stored.checkedFields,
-           let record = CheckedFields.decode(fields, text: stored.featureText, kind: kind) {
+        let text = [UInt8](stored.featureText)
+        if let fields = stored.checkedFields, let record = CheckedFields.decode(fields, text: text, kind: kind) {
             self = record
             return
         }
-        if let record = LayerRecord(compactFeature: stored.featureText, kind: kind, layer: layer, index: index,
-                                    maxDepth: 64) {
+        if let record = LayerRecord(compactFeature: text, kind: kind, layer: layer, index: index, maxDepth: 64) {
             self = record
             return
         }
-        try self.init(json: try stored.feature(layer: layer), kind: kind, layer: layer, index: index,
-                      text: stored.featureText)
+        try self.init(json: try stored.feature(layer: layer), kind: kind, layer: layer, index: index, text: text)
     }
 }

@@ -46,11 +46,14 @@ final class StoredRowBatches: @unchecked Sendable {
 
 /// One batch of stored rows as a store reads them. The rows' bytes are copied as they are
 /// (the text is not made a `String`, which would check it as UTF-8 once more: reading the
-/// feature does), and the checked fields of a batch share one buffer: the threads that
-/// read them then free one allocation per batch, not one per row that the reading thread
-/// allocated, which made them wait on its malloc arena.
+/// feature does) into two buffers of the batch, one for the texts and one for the checked
+/// fields, which its stored records share: the reading thread, the critical path of a
+/// rebuild, then makes two allocations per batch instead of one or two per row (with
+/// their page faults), and the threads that build the records, which free them, no
+/// longer wait on its malloc arena.
 struct StoredBatch {
-    private var rows: [(idKey: String?, text: [UInt8], fields: Range<Int>?)] = []
+    private var rows: [(idKey: String?, text: Range<Int>, fields: Range<Int>?)] = []
+    private var texts: [UInt8] = []
     private var fields: [UInt8] = []
     private let capacity: Int
 
@@ -62,22 +65,27 @@ struct StoredBatch {
     var count: Int { rows.count }
 
     mutating func append(idKey: String?, text: UnsafeRawBufferPointer, fields checked: UnsafeRawBufferPointer?) {
+        if rows.isEmpty { texts.reserveCapacity(capacity * 256) }
+        let textRange = texts.count ..< texts.count + text.count
+        texts.append(contentsOf: text)
         var range: Range<Int>?
         if let checked {
             if fields.isEmpty { fields.reserveCapacity(capacity * 128) }
             range = fields.count ..< fields.count + checked.count
             fields.append(contentsOf: checked)
         }
-        rows.append((idKey, [UInt8](text), range))
+        rows.append((idKey, textRange, range))
     }
 
     /// The rows gathered, as stored records; the batch is empty again.
     mutating func take() -> [StoredRecord] {
-        let shared = fields
+        let sharedTexts = texts, sharedFields = fields
+        texts = []
         fields = []
         defer { rows.removeAll(keepingCapacity: true) }
         return rows.map { row in
-            StoredRecord(idKey: row.idKey, featureText: row.text, checkedFields: row.fields.map { shared[$0] })
+            StoredRecord(idKey: row.idKey, featureText: sharedTexts[row.text],
+                         checkedFields: row.fields.map { sharedFields[$0] })
         }
     }
 }

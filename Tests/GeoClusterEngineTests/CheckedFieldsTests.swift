@@ -29,7 +29,7 @@ import GeoClusterWire
         let record = try Self.record(Self.records[i])
         let stored = StoredRecord(record)
         let fields = try #require(stored.checkedFields)
-        let fast = try #require(CheckedFields.decode(fields, text: stored.featureText, kind: kind))
+        let fast = try #require(CheckedFields.decode(fields, text: Array(stored.featureText), kind: kind))
         #expect(fast == record)
         let validated = try LayerRecord(stored: StoredRecord(idKey: stored.idKey, featureText: stored.featureText),
                                         kind: kind, layer: "test", index: 0)
@@ -42,8 +42,8 @@ import GeoClusterWire
     @Test func aChangedTextIsValidatedAgain() throws {
         var stored = StoredRecord(try Self.record(Self.records[0]))
         let text = String(decoding: stored.featureText, as: UTF8.self)
-        stored.featureText = Array(text.replacingOccurrences(of: "Grus japonensis", with: "Grus monacha").utf8)
-        #expect(CheckedFields.decode(stored.checkedFields!, text: stored.featureText, kind: .sightings) == nil)
+        stored.featureText = ArraySlice(text.replacingOccurrences(of: "Grus japonensis", with: "Grus monacha").utf8)
+        #expect(CheckedFields.decode(stored.checkedFields!, text: Array(stored.featureText), kind: .sightings) == nil)
         let record = try LayerRecord(stored: stored, kind: .sightings, layer: "test", index: 0)
         guard case let .sighting(species, _, _) = record.fields else {
             Issue.record("not a sighting: \(record.fields)")
@@ -51,7 +51,7 @@ import GeoClusterWire
         }
         #expect(species == "Grus monacha")
 
-        stored.featureText = Array(text.replacingOccurrences(of: #""count":2"#, with: #""count":0"#).utf8)
+        stored.featureText = ArraySlice(text.replacingOccurrences(of: #""count":2"#, with: #""count":0"#).utf8)
         #expect(throws: EngineError.self) { try LayerRecord(stored: stored, kind: .sightings, layer: "test", index: 4) }
     }
 
@@ -63,26 +63,26 @@ import GeoClusterWire
             let stored = StoredRecord(record)
             let fields = try #require(stored.checkedFields)
             for length in 0..<fields.count {
-                #expect(CheckedFields.decode(fields[..<length], text: stored.featureText, kind: entry.0) == nil,
+                #expect(CheckedFields.decode(fields[..<length], text: Array(stored.featureText), kind: entry.0) == nil,
                         "record \(i) cut to \(length) bytes")
             }
-            #expect(CheckedFields.decode((Array(fields) + [0])[...], text: stored.featureText, kind: entry.0) == nil)
+            #expect(CheckedFields.decode((Array(fields) + [0])[...], text: Array(stored.featureText), kind: entry.0) == nil)
             var otherFormat = fields
             otherFormat[otherFormat.startIndex] &+= 1
-            #expect(CheckedFields.decode(otherFormat, text: stored.featureText, kind: entry.0) == nil)
+            #expect(CheckedFields.decode(otherFormat, text: Array(stored.featureText), kind: entry.0) == nil)
             for kind in LayerKind.allCases where kind != entry.0 {
-                #expect(CheckedFields.decode(fields, text: stored.featureText, kind: kind) == nil)
+                #expect(CheckedFields.decode(fields, text: Array(stored.featureText), kind: kind) == nil)
             }
             // Every byte flipped: whatever comes back, nothing traps, and the header and
             // the hash are never taken when wrong.
             for position in fields.indices {
                 var flipped = fields
                 flipped[position] ^= 0xFF
-                let decoded = CheckedFields.decode(flipped, text: stored.featureText, kind: entry.0)
+                let decoded = CheckedFields.decode(flipped, text: Array(stored.featureText), kind: entry.0)
                 if position < 11 && position != 2 { #expect(decoded == nil, "record \(i), byte \(position)") }
             }
             for garbage: [UInt8] in [[], [1], [1, 0, 0], [UInt8](repeating: 0xFF, count: 64)] {
-                #expect(CheckedFields.decode(garbage[...], text: stored.featureText, kind: entry.0) == nil)
+                #expect(CheckedFields.decode(garbage[...], text: Array(stored.featureText), kind: entry.0) == nil)
             }
             #expect(try LayerRecord(stored: StoredRecord(idKey: stored.idKey, featureText: stored.featureText,
                                                          checkedFields: fields.dropLast()),

@@ -70,9 +70,9 @@ struct LayerRecordTests {
     @Test func aStoredRecordKeepsTheRecordsText() throws {
         let record = try LayerRecord(json: .object(Self.sighting), kind: .sightings, layer: "test", index: 0)
         let stored = StoredRecord(record)
-        #expect(stored.idKey == record.idKey && stored.featureText == record.featureText)
+        #expect(stored.idKey == record.idKey && Array(stored.featureText) == record.featureText)
         let again = try LayerRecord(json: try stored.feature(layer: "test"), kind: .sightings, layer: "test", index: 0,
-                                    text: stored.featureText)
+                                    text: Array(stored.featureText))
         #expect(again == record)
         let broken = StoredRecord(idKey: "x", featureText: Array(#"{"type":"#.utf8))
         do {

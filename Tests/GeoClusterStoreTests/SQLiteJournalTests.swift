@@ -166,7 +166,7 @@ import GRDB
                 let i = Int(id.dropFirst())!
                 let text = String(decoding: stored[i].featureText, as: UTF8.self)
                 #expect(text.contains(#""count":1,"#))
-                stored[i].featureText = Array(text.replacingOccurrences(of: #""count":1,"#, with: #""count":0,"#).utf8)
+                stored[i].featureText = ArraySlice(text.replacingOccurrences(of: #""count":1,"#, with: #""count":0,"#).utf8)
             }
             #expect(abs(order.firstIndex(of: bad[0])! - order.firstIndex(of: bad[1])!) > 8_192)
             _ = try journal.replaceLayer("birds", kind: .sightings, records: stored)
