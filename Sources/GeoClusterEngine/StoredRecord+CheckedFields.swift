@@ -88,6 +88,7 @@ enum CheckedFields {
         fields.withUnsafeBytes { buffer -> LayerRecord? in
             var reader = Reader(bytes: buffer)
             guard reader.byte() == format, reader.byte() == code(kind), let flags = reader.byte(),
+                  flags & ~(noteFlag | observerFlag | dwellFlag) == 0, kind == .places || flags & dwellFlag == 0,
                   let hash = reader.integer(UInt64.self), hash == ContentHash.hash(text),
                   let longitude = reader.double(), let latitude = reader.double(),
                   longitude.isFinite, latitude.isFinite, abs(longitude) <= 180, abs(latitude) <= 90,
@@ -114,8 +115,10 @@ enum CheckedFields {
                 }
                 recordFields = .place(name: name, category: category, dwellMinutes: dwell)
             case .stations:
+                // Each line takes at least 5 bytes (a length and one byte): a count beyond
+                // what is left is refused before anything is reserved for it.
                 guard let name = reader.string(), !name.isEmpty,
-                      let count = reader.integer(UInt32.self), count > 0, Int(count) <= buffer.count else { return nil }
+                      let count = reader.integer(UInt32.self), count > 0, Int(count) <= reader.remaining / 5 else { return nil }
                 var lines: [String] = []
                 lines.reserveCapacity(Int(count))
                 for _ in 0..<count {
@@ -139,6 +142,7 @@ enum CheckedFields {
         var offset = 0
 
         var isAtEnd: Bool { offset == bytes.count }
+        var remaining: Int { bytes.count - offset }
 
         mutating func byte() -> UInt8? {
             guard offset < bytes.count else { return nil }

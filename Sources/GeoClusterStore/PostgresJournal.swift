@@ -105,8 +105,25 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             """,
             "CREATE INDEX api_keys_by_change ON api_keys (change)",
         ]),
-        // NULL for the rows written before: those are validated from their text.
-        (3, ["ALTER TABLE points ADD COLUMN fields bytea"]),
+        // NULL for the rows written before: those are validated from their text. A version
+        // before this one rewrites a feature and leaves its fields as they were: the
+        // trigger clears them, so that they are never taken for the new text.
+        (3, [
+            "ALTER TABLE points ADD COLUMN fields bytea",
+            """
+            CREATE FUNCTION geo_cluster_fields_follow_feature() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.feature IS DISTINCT FROM OLD.feature AND NEW.fields IS NOT DISTINCT FROM OLD.fields THEN
+                    NEW.fields := NULL;
+                END IF;
+                RETURN NEW;
+            END $$
+            """,
+            """
+            CREATE TRIGGER points_fields_follow_feature BEFORE UPDATE ON points
+                FOR EACH ROW EXECUTE FUNCTION geo_cluster_fields_follow_feature()
+            """,
+        ]),
     ]
 
     private func migrate() throws(EngineError) {
@@ -289,7 +306,7 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
             ON CONFLICT (name) DO UPDATE SET kind = excluded.kind
             """, logger: logger).wait()
         _ = try c.query("DELETE FROM points WHERE layer = \(name)", logger: logger).wait()
-        // In chunks as the records come, so that no more than a chunk is held at once.
+        // In chunks as the records come, so that no more than a chunk of each kind is held at once.
         var keyed: [StoredRecord] = [], anonymous: [StoredRecord] = []
         for record in records {
             if record.idKey == nil { anonymous.append(record) } else { keyed.append(record) }

@@ -88,8 +88,17 @@ public final class SQLiteJournal: LayerJournal {
                 """)
         }
         migrator.registerMigration("v3: checked fields of points") { db in
-            // NULL for the rows written before: those are validated from their text.
-            try db.execute(sql: "ALTER TABLE points ADD COLUMN fields BLOB")
+            // NULL for the rows written before: those are validated from their text. A
+            // version before this one rewrites a feature and leaves its fields as they
+            // were: the trigger clears them, so that they are never taken for the new text.
+            try db.execute(sql: """
+                ALTER TABLE points ADD COLUMN fields BLOB;
+                CREATE TRIGGER points_fields_follow_feature AFTER UPDATE OF feature ON points
+                WHEN NEW.feature IS NOT OLD.feature AND NEW.fields IS OLD.fields AND NEW.fields IS NOT NULL
+                BEGIN
+                    UPDATE points SET fields = NULL WHERE rowid = NEW.rowid;
+                END;
+                """)
         }
         return migrator
     }

@@ -37,6 +37,23 @@ import GeoClusterWire
         #expect(try LayerRecord(stored: stored, kind: kind, layer: "test", index: 0) == record)
     }
 
+    /// The record comes from the fields when they match the text, not from the text:
+    /// fields changed by hand (the text's hash left as it was) are what it shows.
+    @Test func theRecordIsTakenFromMatchingFields() throws {
+        var stored = StoredRecord(try Self.record(Self.records[0]))
+        var fields = Array(try #require(stored.checkedFields))
+        let species = Array("Grus japonensis".utf8)
+        let at = try #require((0...(fields.count - species.count)).first { fields[$0..<$0 + species.count].elementsEqual(species) })
+        fields[at + species.count - 1] = UInt8(ascii: "X")
+        stored.checkedFields = fields[...]
+        let record = try LayerRecord(stored: stored, kind: .sightings, layer: "test", index: 0)
+        guard case let .sighting(shown, _, _) = record.fields else {
+            Issue.record("not a sighting: \(record.fields)")
+            return
+        }
+        #expect(shown == "Grus japonensiX")
+    }
+
     /// A text changed without its fields (a row updated by a version that did not write
     /// them) is read from the text: its values, or its error.
     @Test func aChangedTextIsValidatedAgain() throws {
@@ -70,6 +87,14 @@ import GeoClusterWire
             var otherFormat = fields
             otherFormat[otherFormat.startIndex] &+= 1
             #expect(CheckedFields.decode(otherFormat, text: Array(stored.featureText), kind: entry.0) == nil)
+            var unknownFlag = fields
+            unknownFlag[unknownFlag.startIndex + 2] |= 8
+            #expect(CheckedFields.decode(unknownFlag, text: Array(stored.featureText), kind: entry.0) == nil)
+            if entry.0 != .places {
+                var dwell = fields
+                dwell[dwell.startIndex + 2] |= 4
+                #expect(CheckedFields.decode(dwell, text: Array(stored.featureText), kind: entry.0) == nil)
+            }
             for kind in LayerKind.allCases where kind != entry.0 {
                 #expect(CheckedFields.decode(fields, text: Array(stored.featureText), kind: kind) == nil)
             }
