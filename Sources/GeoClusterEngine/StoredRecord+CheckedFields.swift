@@ -12,17 +12,26 @@ import GeoClusterWire
 /// them never traps.
 ///
 /// Layout, integers and doubles little-endian, strings as a 32-bit byte count and UTF-8:
-/// format (1 byte), kind (1), flags (1: a note, an observer, a dwell time), the text's
-/// hash (8), longitude and latitude (8 + 8), the id key, the observer when flagged, then
-/// by kind: a sighting's count (8), species and `observed_at` as written; a place's name,
-/// category and dwell minutes when flagged (8); a station's name and its lines (a 32-bit
-/// count, then each).
+/// format (1 byte), kind (1), flags (1: a note, an observer, a dwell time, a time kept as
+/// text), the text's hash (8), longitude and latitude (8 + 8), the id key, the observer
+/// when flagged, then by kind: a sighting's count (8), species and `observed_at`; a
+/// place's name, category and dwell minutes when flagged (8); a station's name and its
+/// lines (a 32-bit count, then each).
+///
+/// `observed_at` is its instant (8), offset in minutes (2) and offset marker (1) when its
+/// text is the one written again from them (``Timestamp/canonicalFields``), so that a
+/// rebuild does not parse it; otherwise (a fraction, a lower-case letter, a leap second)
+/// a flag says so and the text follows. Format 1, written before, always held the text;
+/// its rows are still read.
 enum CheckedFields {
-    /// Bump when the layout or what validation accepts changes: rows of another format
-    /// are validated from their text.
-    static let format: UInt8 = 1
+    /// Bump when the layout or what validation accepts changes: rows of a format not
+    /// read here are validated from their text.
+    static let format: UInt8 = 2
 
-    private static let noteFlag: UInt8 = 1, observerFlag: UInt8 = 2, dwellFlag: UInt8 = 4
+    /// The formats ``decode(_:text:kind:)`` reads.
+    private static let readableFormats: ClosedRange<UInt8> = 1...2
+
+    private static let noteFlag: UInt8 = 1, observerFlag: UInt8 = 2, dwellFlag: UInt8 = 4, writtenTimeFlag: UInt8 = 8
 
     private static func code(_ kind: LayerKind) -> UInt8 {
         switch kind {
@@ -33,15 +42,20 @@ enum CheckedFields {
         }
     }
 
-    /// The checked fields of `record`, whose ``LayerRecord/featureText`` is the text stored with them.
-    static func encode(_ record: LayerRecord) -> [UInt8] {
+    /// The checked fields of `record`, whose ``LayerRecord/featureText`` is the text stored
+    /// with them; `format` 1 only for tests of rows written before.
+    static func encode(_ record: LayerRecord, format: UInt8 = Self.format) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + record.idKey.utf8.count)
         var flags: UInt8 = record.hasNote ? noteFlag : 0
         if record.observerID != nil { flags |= observerFlag }
         let kind: LayerKind
+        var time: (epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8)?
         switch record.fields {
-        case .sighting: kind = .sightings
+        case let .sighting(_, _, observedAt):
+            kind = .sightings
+            time = format == 1 ? nil : observedAt.canonicalFields
+            if format > 1 && time == nil { flags |= writtenTimeFlag }
         case let .place(_, _, dwell):
             kind = .places
             if dwell != nil { flags |= dwellFlag }
@@ -58,7 +72,13 @@ enum CheckedFields {
         case let .sighting(species, count, observedAt):
             append(UInt64(truncatingIfNeeded: count), to: &bytes)
             append(species, to: &bytes)
-            append(observedAt.text, to: &bytes)
+            if let time {
+                append(time.epochSeconds, to: &bytes)
+                append(time.offsetMinutes, to: &bytes)
+                bytes.append(time.marker)
+            } else {
+                append(observedAt.text, to: &bytes)
+            }
         case let .place(name, category, dwell):
             append(name, to: &bytes)
             append(category, to: &bytes)
@@ -87,8 +107,10 @@ enum CheckedFields {
     static func decode(_ fields: ArraySlice<UInt8>, text: [UInt8], kind: LayerKind) -> LayerRecord? {
         fields.withUnsafeBytes { buffer -> LayerRecord? in
             var reader = Reader(bytes: buffer)
-            guard reader.byte() == format, reader.byte() == code(kind), let flags = reader.byte(),
-                  flags & ~(noteFlag | observerFlag | dwellFlag) == 0, kind == .places || flags & dwellFlag == 0,
+            guard let format = reader.byte(), readableFormats.contains(format), reader.byte() == code(kind),
+                  let flags = reader.byte(), flags & ~(noteFlag | observerFlag | dwellFlag | writtenTimeFlag) == 0,
+                  kind == .places || flags & dwellFlag == 0,
+                  (kind == .sightings && format > 1) || flags & writtenTimeFlag == 0,
                   let hash = reader.integer(UInt64.self), hash == ContentHash.hash(text),
                   let longitude = reader.double(), let latitude = reader.double(),
                   longitude.isFinite, latitude.isFinite, abs(longitude) <= 180, abs(latitude) <= 90,
@@ -102,8 +124,18 @@ enum CheckedFields {
             switch kind {
             case .sightings:
                 guard let count = reader.integer(UInt64.self), (1...UInt64(LayerRecord.maxSightingCount)).contains(count),
-                      let species = reader.string(), !species.isEmpty,
-                      let written = reader.string(), let observedAt = try? Timestamp.parse(written) else { return nil }
+                      let species = reader.string(), !species.isEmpty else { return nil }
+                let observedAt: Timestamp
+                if format == 1 || flags & writtenTimeFlag != 0 {
+                    guard let written = reader.string(), let parsed = try? Timestamp.parse(written) else { return nil }
+                    observedAt = parsed
+                } else {
+                    guard let epochSeconds = reader.integer(Int64.self), let offsetMinutes = reader.integer(Int16.self),
+                          let marker = reader.byte(),
+                          let time = Timestamp(epochSeconds: epochSeconds, offsetMinutes: offsetMinutes, marker: marker)
+                    else { return nil }
+                    observedAt = time
+                }
                 recordFields = .sighting(species: species, count: Int(count), observedAt: observedAt)
             case .places:
                 guard let name = reader.string(), !name.isEmpty,

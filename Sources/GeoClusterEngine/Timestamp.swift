@@ -114,6 +114,41 @@ public struct Timestamp: Sendable, Hashable {
         writtenText = isCanonical ? nil : text
     }
 
+    /// The instant and offset that ``text`` is written again from, or `nil` when the input
+    /// was in another form and is kept as it came (``init(epochSeconds:offsetMinutes:marker:)``
+    /// gives this timestamp back from them).
+    var canonicalFields: (epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8)? {
+        writtenText == nil ? (epochSeconds, offsetMinutes, marker) : nil
+    }
+
+    /// The timestamp that parsing its canonical text gives (`YYYY-MM-DDTHH:MM:SS` then `Z`
+    /// or `±HH:MM`), from the fields ``canonicalFields`` returned; `nil` for fields no such
+    /// text has: a marker other than `Z`, `+` and `-`, an offset beyond 23:59, of the other
+    /// sign than its marker or not 0 with `Z`, or a date as written outside years 0001...9999.
+    init?(epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8) {
+        switch marker {
+        case UInt8(ascii: "Z"): guard offsetMinutes == 0 else { return nil }
+        case UInt8(ascii: "+"): guard (0...23 * 60 + 59).contains(offsetMinutes) else { return nil }
+        case UInt8(ascii: "-"): guard (-(23 * 60 + 59)...0).contains(offsetMinutes) else { return nil }
+        default: return nil
+        }
+        // Checked before adding the offset, so that nothing overflows.
+        guard (Self.firstLocalSecond - 86_400...Self.lastLocalSecond + 86_400).contains(epochSeconds) else { return nil }
+        let local = epochSeconds + Int64(offsetMinutes) * 60
+        guard (Self.firstLocalSecond...Self.lastLocalSecond).contains(local) else { return nil }
+        let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        self.epochSeconds = epochSeconds
+        self.localDay = Int32(day)
+        self.month = UInt8(LocalDate.civil(daysSince1970: day).month)
+        self.offsetMinutes = offsetMinutes
+        self.marker = marker
+        self.writtenText = nil
+    }
+
+    /// The first and last second, in the offset as written, of the years a timestamp may have.
+    private static let firstLocalSecond = Int64(LocalDate.daysFromCivil(year: 1, month: 1, day: 1)) * 86_400
+    private static let lastLocalSecond = Int64(LocalDate.daysFromCivil(year: 9999, month: 12, day: 31)) * 86_400 + 86_399
+
     /// Parses an RFC 3339 date-time; see the type's documentation for what is accepted.
     public static func parse(_ text: String) throws(TimestampError) -> Timestamp {
         try withContiguousUTF8(of: text) { bytes throws(TimestampError) in try parse(text, bytes: bytes) }

@@ -13,6 +13,7 @@ import GeoClusterWire
         (.sightings, #"{"type":"Feature","id":"s1","geometry":{"type":"Point","coordinates":[126.97,37.56]},"properties":{"species":"Grus japonensis","count":2,"observed_at":"2026-01-05T07:30:00+09:00"}}"#),
         (.sightings, #"{"type":"Feature","id":7,"geometry":{"type":"Point","coordinates":[-180,-90,12.5]},"properties":{"species":"두루미","count":1000000000,"observed_at":"2026-01-05t07:30:00.125z","observer_id":"kim","note":"둥지 근처 \"조용히\"","extra":[1,{"a":null}]}}"#),
         (.sightings, ##"{"id":"#7","lon":129.1,"lat":35.2,"species":"Egretta garzetta","count":3,"observed_at":"2025-12-31T23:59:60-00:00","observer_id":"lee","properties":{"habitat":"갯벌"}}"##),
+        (.sightings, #"{"id":"s4","lon":128.6,"lat":35.87,"species":"Ardea alba","count":1,"observed_at":"1999-12-31T23:59:59-00:00"}"#),
         (.places, #"{"type":"Feature","id":"p1","geometry":{"type":"Point","coordinates":[126.98,37.57]},"properties":{"name":"경복궁","category":"palace","dwell_minutes":90}}"#),
         (.places, #"{"id":"p2","lon":126.99,"lat":37.58,"name":"Cafe \u00e9","category":"cafe","dwell_minutes":null}"#),
         (.stations, #"{"type":"Feature","id":"st1","geometry":{"type":"Point","coordinates":[126.9707,37.5547]},"properties":{"name":"서울역","lines":["KTX","1호선","공항철도"]}}"#),
@@ -88,8 +89,13 @@ import GeoClusterWire
             otherFormat[otherFormat.startIndex] &+= 1
             #expect(CheckedFields.decode(otherFormat, text: Array(stored.featureText), kind: entry.0) == nil)
             var unknownFlag = fields
-            unknownFlag[unknownFlag.startIndex + 2] |= 8
+            unknownFlag[unknownFlag.startIndex + 2] |= 16
             #expect(CheckedFields.decode(unknownFlag, text: Array(stored.featureText), kind: entry.0) == nil)
+            if entry.0 != .sightings {
+                var writtenTime = fields
+                writtenTime[writtenTime.startIndex + 2] |= 8
+                #expect(CheckedFields.decode(writtenTime, text: Array(stored.featureText), kind: entry.0) == nil)
+            }
             if entry.0 != .places {
                 var dwell = fields
                 dwell[dwell.startIndex + 2] |= 4
@@ -113,6 +119,37 @@ import GeoClusterWire
                                                          checkedFields: fields.dropLast()),
                                     kind: entry.0, layer: "test", index: 0) == record)
         }
+    }
+
+    /// A sighting's time is stored as its instant and offset when its text is written
+    /// again from them, and as text otherwise; rows of format 1 (the time always as text,
+    /// written before) still give the record.
+    @Test(arguments: 0..<records.count) func theTimeIsStoredAsAnInstantOrAsText(_ i: Int) throws {
+        let (kind, _) = Self.records[i]
+        let record = try Self.record(Self.records[i])
+        let text = Array(record.featureText)
+        let current = CheckedFields.encode(record)
+        #expect(current.first == CheckedFields.format)
+        if case let .sighting(_, _, observedAt) = record.fields {
+            let timeAsText = current[2] & 8 != 0
+            #expect(timeAsText == (observedAt.canonicalFields == nil))
+            #expect(current.count == (timeAsText ? CheckedFields.encode(record, format: 1).count
+                                                 : CheckedFields.encode(record, format: 1).count - 4 - observedAt.text.utf8.count + 11))
+        }
+        let old = CheckedFields.encode(record, format: 1)
+        #expect(old.first == 1 && old[2] & 8 == 0)
+        #expect(CheckedFields.decode(old[...], text: text, kind: kind) == record)
+        #expect(try LayerRecord(stored: StoredRecord(idKey: record.idKey, featureText: record.featureText[...],
+                                                     checkedFields: old[...]),
+                                kind: kind, layer: "test", index: 0) == record)
+        // A time in format 1's layout read as format 2's, and the other way: refused or
+        // another record, never a trap.
+        var swapped = old
+        swapped[0] = 2
+        _ = CheckedFields.decode(swapped[...], text: text, kind: kind)
+        var back = current
+        back[0] = 1
+        if kind == .sightings && current[2] & 8 == 0 { #expect(CheckedFields.decode(back[...], text: text, kind: kind) == nil) }
     }
 
     /// The hash answers give as entity tags is fixed: tags stay valid across restarts and

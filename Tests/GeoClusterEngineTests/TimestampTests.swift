@@ -64,6 +64,37 @@ struct TimestampTests {
         #expect(try Timestamp.parse("2024-05-01T12:00:00Z") == Timestamp.parse("2024-05-01T12:00:00Z"))
     }
 
+    /// A timestamp in its canonical form comes back whole from its instant, offset and
+    /// marker (as stored beside a sighting); fields no canonical text has give none.
+    @Test func theCanonicalFieldsGiveTheTimestampBack() throws {
+        for text in ["2024-02-29T23:30:00+09:00", "1970-01-01T00:00:00Z", "2023-12-31T20:00:00-05:00",
+                     "2024-05-01T12:00:00-00:00", "2024-05-01T12:00:00+00:00", "0001-01-01T00:00:00Z",
+                     "0001-01-01T00:00:00+23:59", "9999-12-31T23:59:59-23:59", "1969-12-31T23:59:59Z",
+                     "2024-12-31T23:30:00+14:00", "1900-03-01T00:00:00-00:30"] {
+            let parsed = try Timestamp.parse(text)
+            let fields = try #require(parsed.canonicalFields, "\(text)")
+            let rebuilt = try #require(Timestamp(epochSeconds: fields.epochSeconds, offsetMinutes: fields.offsetMinutes,
+                                                 marker: fields.marker), "\(text)")
+            #expect(rebuilt == parsed, "\(text)")
+            #expect(rebuilt.localMonth == parsed.localMonth && rebuilt.localDate == parsed.localDate)
+        }
+        for text in ["2024-05-01t12:00:00z", "2024-05-01T12:00:00.5Z", "2016-12-31T23:59:60Z"] {
+            #expect(try Timestamp.parse(text).canonicalFields == nil, "\(text)")
+        }
+        let z = UInt8(ascii: "Z"), plus = UInt8(ascii: "+"), minus = UInt8(ascii: "-")
+        let first: Int64 = -62_135_596_800, last: Int64 = 253_402_300_799
+        #expect(Timestamp(epochSeconds: first, offsetMinutes: 0, marker: z) != nil)
+        #expect(Timestamp(epochSeconds: last, offsetMinutes: 0, marker: z) != nil)
+        for (epoch, offset, marker) in [(first - 1, 0, z), (last + 1, 0, z), (first + 59, -1, minus), (last - 59, 1, plus),
+                                        (0, 5, z), (0, -60, plus), (0, 60, minus), (0, 24 * 60, plus),
+                                        (0, -24 * 60, minus), (0, 0, UInt8(ascii: "z")), (0, 0, 0),
+                                        (Int64.max, 0, z), (Int64.min, 0, z), (Int64.max, Int16.max, plus),
+                                        (Int64.min, Int16.min, minus)] as [(Int64, Int16, UInt8)] {
+            #expect(Timestamp(epochSeconds: epoch, offsetMinutes: offset, marker: marker) == nil,
+                    "\(epoch) \(offset) \(marker)")
+        }
+    }
+
     @Test func theExtremeYears() throws {
         let first = try Timestamp.parse("0001-01-01T00:00:00Z")
         #expect(first.epochSeconds == -62_135_596_800)
