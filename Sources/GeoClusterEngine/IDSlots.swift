@@ -23,16 +23,17 @@ struct IDSlots: Sendable {
 
     init() {}
 
-    /// The keys of `records[..<count]`, each at the slot of its position, and the
-    /// position of the first record whose key an earlier one holds (then the map is
-    /// incomplete and only that position counts).
-    static func build(_ records: [LayerRecord], count: Int) -> (slots: IDSlots, firstDuplicate: Int?) {
+    /// The keys of `records`, each at the slot of its position, and the position of the
+    /// first record whose key an earlier one holds (then the map is incomplete and only
+    /// that position counts).
+    static func build(_ records: RecordBatches) -> (slots: IDSlots, firstDuplicate: Int?) {
         var slots = IDSlots()
+        let count = records.count
         guard count > 0 else { return (slots, nil) }
         guard count < Int(UInt32.max) else {
             // Beyond what an entry holds: every key in the map.
-            for slot in 0..<count where !records[slot].idKey.isEmpty {
-                if slots.added.updateValue(slot, forKey: records[slot].idKey) != nil { return (slots, slot) }
+            for (slot, record) in records.enumerated() where !record.idKey.isEmpty {
+                if slots.added.updateValue(slot, forKey: record.idKey) != nil { return (slots, slot) }
             }
             return (slots, nil)
         }
@@ -43,8 +44,8 @@ struct IDSlots: Sendable {
         var entries = [UInt64](repeating: 0, count: capacity)
         var duplicate: Int?
         entries.withUnsafeMutableBufferPointer { entries in
-            for slot in 0..<count {
-                let key = records[slot].idKey
+            for (slot, record) in records.enumerated() {
+                let key = record.idKey
                 guard !key.isEmpty else { continue }
                 let hash = key.hashValue
                 let tag = Self.tag(hash)

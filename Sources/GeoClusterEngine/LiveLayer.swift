@@ -58,13 +58,20 @@ public struct LiveLayer: Sendable {
     /// index's combined tree beside its trees per partition.
     public init(name: String, kind: LayerKind, records: [LayerRecord],
                 options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
+        try self.init(name: name, kind: kind, records: RecordBatches([records]), options: options,
+                      sensitiveSpecies: sensitiveSpecies)
+    }
+
+    /// The same, with the records in the batches a store's rows were validated in.
+    init(name: String, kind: LayerKind, records: RecordBatches,
+         options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
         try self.init(name: name, kind: kind, options: options, sensitiveSpecies: sensitiveSpecies)
         let start = ContinuousClock.now
         let parts = BuiltParts(layer: self)
         let sensitive = sensitiveSpecies
         DispatchQueue.concurrentPerform(iterations: 2) { part in
             if part == 0 {
-                parts.ids = IDSlots.build(records, count: records.count)
+                parts.ids = IDSlots.build(records)
                 // Shown again rather than kept from the points: a third copy of the
                 // records would raise the peak memory of a start by a tenth.
                 parts.records = PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
@@ -121,7 +128,7 @@ public struct LiveLayer: Sendable {
     /// The points of `records` as shown, each checked as an insert checks it, and the
     /// first step of loading them into the empty index; nothing is loaded when a point is
     /// refused.
-    private mutating func startLoad(_ records: [LayerRecord]) -> PendingLoad {
+    private mutating func startLoad(_ records: RecordBatches) -> PendingLoad {
         var points: [LivePoint] = []
         points.reserveCapacity(records.count)
         for (slot, given) in records.enumerated() {

@@ -273,20 +273,21 @@ final class StoredRecordReader: Sendable {
         return true
     }
 
-    /// Every record handed over, in store order, once all are validated; the first bad
+    /// Every record handed over, in store order (in the batches they were handed over
+    /// in), once all are validated; the first bad
     /// record in store order is the error. The calling thread validates the batches no
     /// job has started, then waits for those being validated.
-    func records() throws(EngineError) -> [LayerRecord] {
+    func records() throws(EngineError) -> RecordBatches {
         while validateWaitingBatch() {}
         group.wait()
-        let (done, handed) = batches.withLock { batches in
+        let done = batches.withLock { batches in
             defer { batches.done = [] }
-            return (batches.done.sorted { $0.offset < $1.offset }, batches.handed)
+            return batches.done.sorted { $0.offset < $1.offset }
         }
-        var records: [LayerRecord] = []
-        records.reserveCapacity(handed)
-        for batch in done { records += try batch.result.get() }
-        return records
+        var records: [[LayerRecord]] = []
+        records.reserveCapacity(done.count)
+        for batch in done { records.append(try batch.result.get()) }
+        return RecordBatches(records)
     }
 }
 

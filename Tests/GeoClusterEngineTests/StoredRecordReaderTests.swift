@@ -33,8 +33,8 @@ struct StoredRecordReaderTests {
 
     /// `reader.records()` on another thread, so that a reader that only waits for its
     /// jobs fails the test (after a deadline far beyond the work) instead of hanging it.
-    static func records(of reader: StoredRecordReader) -> Result<[LayerRecord], EngineError>? {
-        let answer = Mutex<Result<[LayerRecord], EngineError>?>(nil)
+    static func records(of reader: StoredRecordReader) -> Result<RecordBatches, EngineError>? {
+        let answer = Mutex<Result<RecordBatches, EngineError>?>(nil)
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let result = Result { () throws(EngineError) in try reader.records() }
@@ -83,6 +83,41 @@ struct StoredRecordReaderTests {
                 return
             }
             #expect(error.field == "count" && error.description.contains(#"(id "s150")"#), "\(error)")
+        }
+    }
+
+    /// The batches read as one collection: positions across batches (empty ones
+    /// included), iteration in order, and a layer built from them as from one array,
+    /// with a duplicate id in a later batch named by its position among all.
+    @Test func batchesReadAsOneCollection() throws {
+        let jobs = HeldJobs()
+        let reader = StoredRecordReader(kind: .sightings, layer: "birds", schedule: jobs.schedule)
+        let sizes = [3, 0, 1, 7, 0, 2]
+        var start = 0
+        for size in sizes {
+            reader.add(Self.stored(start ..< start + size))
+            start += size
+        }
+        let batches = try reader.records()
+        let flat = try (0 ..< start).map { i in
+            try LayerRecord(stored: Self.stored(i ..< i + 1)[0], kind: .sightings, layer: "birds", index: i)
+        }
+        #expect(batches.count == 13 && Array(batches) == flat)
+        #expect(batches.indices.map { batches[$0] } == flat)
+        #expect(RecordBatches([]).isEmpty && RecordBatches([[], []]).isEmpty && Array(RecordBatches([[], []])).isEmpty)
+
+        let layer = try LiveLayer(name: "birds", kind: .sightings, records: batches)
+        let whole = try LiveLayer(name: "birds", kind: .sightings, records: flat)
+        #expect(layer.count == 13)
+        for record in flat { #expect(layer.record(idKey: record.idKey) == whole.record(idKey: record.idKey)) }
+
+        let duplicate = RecordBatches([Array(flat[0 ..< 4]), [], Array(flat[4 ..< 9]) + [flat[2]], Array(flat[9...])])
+        #expect(duplicate[9] == flat[2] && duplicate[10] == flat[9])
+        do {
+            _ = try LiveLayer(name: "birds", kind: .sightings, records: duplicate)
+            Issue.record("a duplicate id was accepted")
+        } catch {
+            #expect(error.field == "records[9]" && error.description.contains(#"id "s2""#), "\(error)")
         }
     }
 
