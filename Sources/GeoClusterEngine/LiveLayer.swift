@@ -1,6 +1,7 @@
 import Dispatch
 import GeoCluster
 import GeoClusterWire
+import Synchronization
 
 /// One version of a live layer: its records and the live index over them. A value: a
 /// write changes a copy, which shares every part it did not touch with the version that
@@ -53,9 +54,9 @@ public struct LiveLayer: Sendable {
     /// A layer holding `records`, which must have distinct ids. Each record is checked as
     /// ``insert(_:index:)`` checks it (the first bad one throws) and takes the slot of its
     /// position; the index is then built in one go rather than by an insert per record.
-    /// It is built in two steps, each on two cores when there are two: the points checked
-    /// and sorted for the index beside the id map and the table of records, then the
-    /// index's combined tree beside its trees per partition.
+    /// It is built on two cores when there are two: the points checked and sorted for the
+    /// index and its combined tree beside the id map, the table of records and then the
+    /// index's trees per partition.
     public init(name: String, kind: LayerKind, records: [LayerRecord],
                 options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
         try self.init(name: name, kind: kind, records: RecordBatches([records]), options: options,
@@ -69,6 +70,10 @@ public struct LiveLayer: Sendable {
         let start = ContinuousClock.now
         let parts = BuiltParts(layer: self)
         let sensitive = sensitiveSpecies
+        // One thread makes the id map and the table of records, the other checks and sorts
+        // the points and builds the combined tree; the trees per partition go to whichever
+        // is free first once the points are sorted. Neither waits for the other, so that
+        // both parts still finish when the pool runs them one after the other.
         DispatchQueue.concurrentPerform(iterations: 2) { part in
             if part == 0 {
                 parts.ids = IDSlots.build(records)
@@ -77,7 +82,12 @@ public struct LiveLayer: Sendable {
                 parts.records = PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
             } else {
                 parts.pending = parts.layer.startLoad(records)
+                if case let .loading(pending) = parts.pending {
+                    parts.sortedPoints.withLock { $0 = pending }
+                    parts.combined = pending.tree(0)
+                }
             }
+            if let pending = parts.sortedPoints.withLock({ $0.take() }) { parts.partitions = pending.tree(1) }
         }
         let duplicate = parts.ids.firstDuplicate
         func duplicateID(_ index: Int) -> EngineError {
@@ -89,11 +99,8 @@ public struct LiveLayer: Sendable {
             // to the invalid record is the error.
             if let duplicate, duplicate <= slot { throw duplicateID(duplicate) }
             throw .core(error, field: "records[\(slot)]")
-        case let .loading(pending):
+        case .loading:
             if let duplicate { throw duplicateID(duplicate) }
-            DispatchQueue.concurrentPerform(iterations: 2) { part in
-                if part == 0 { parts.combined = pending.tree(0) } else { parts.partitions = pending.tree(1) }
-            }
         }
         self = parts.layer
         if let combined = parts.combined, let partitions = parts.partitions {
@@ -115,6 +122,8 @@ public struct LiveLayer: Sendable {
         var records = PersistentVector<LayerRecord?>()
         var combined: LiveClusterIndex.BuiltTrees?
         var partitions: LiveClusterIndex.BuiltTrees?
+        /// The sorted points, until a thread takes them to build the trees per partition.
+        let sortedPoints = Mutex<LiveClusterIndex.PendingTrees?>(nil)
 
         init(layer: LiveLayer) { self.layer = layer }
     }
