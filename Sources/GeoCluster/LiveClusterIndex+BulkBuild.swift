@@ -19,8 +19,10 @@ struct BulkBuilder {
         var partition: UInt16
     }
 
-    /// Every point, by slot; a leaf makes its entries from them and the keys.
-    let points: [LivePoint]
+    /// The points' leaf entries: the entry of `keys[i]` is `entries[order[i]]`, or
+    /// `entries[i]` without an order.
+    let entries: [LeafEntry]
+    let order: [UInt32]?
     /// The keys of the points to build from, each tree's run sorted by code, then slot.
     let keys: [Key]
     let bucketSize: Int
@@ -119,12 +121,15 @@ struct BulkBuilder {
     func leaf(_ run: Range<Int>, level: Int) -> QuadNode {
         let first = Self.position(keys[run.lowerBound].code)
         var node = QuadNode(level: level, qx: first.qx, qy: first.qy)
-        var bySlot = Array(keys[run])
-        bySlot.sort { $0.slot < $1.slot }
-        node.entries = bySlot.map { key in
-            let (qx, qy) = Self.position(key.code)
-            return LeafEntry(points[Int(key.slot)], slot: key.slot, qx: qx, qy: qy)
+        var bySlot: [LeafEntry] = []
+        bySlot.reserveCapacity(run.count)
+        if let order {
+            for position in run { bySlot.append(entries[Int(order[position])]) }
+        } else {
+            bySlot.append(contentsOf: entries[run])
         }
+        bySlot.sort { $0.slot < $1.slot }
+        node.entries = bySlot
         for entry in node.entries {
             node.aggregate.add(entry)
             if histogram { node.count(entry, sign: 1) }

@@ -122,23 +122,27 @@ public struct LiveClusterIndex: Sendable {
     package mutating func startLoad(_ points: [LivePoint]) -> PendingTrees {
         precondition(table.count == 0, "load fills an empty index")
         precondition(points.count < Int(UInt32.max), "slots are 32-bit")
+        let entries = points.indices.map { slot in LeafEntry(points[slot], slot: UInt32(slot)) }
+        table = PersistentVector(entries.lazy.map { $0 as LeafEntry? })
         var keys: [BulkBuilder.Key] = []
         keys.reserveCapacity(points.count)
         var partitionCounts: [Int] = []
-        table = PersistentVector(points.indices.lazy.map { slot in LeafEntry(points[slot], slot: UInt32(slot)) as LeafEntry? })
-        for (slot, point) in points.enumerated() {
-            let entry = LeafEntry(point, slot: UInt32(slot))
+        for entry in entries {
             keys.append(BulkBuilder.Key(code: BulkBuilder.zOrder(entry.qx, entry.qy), slot: entry.slot,
                                         partition: entry.partition))
             if partitioned {
-                while partitionCounts.count <= point.partition { partitionCounts.append(0) }
-                partitionCounts[point.partition] += 1
+                let partition = Int(entry.partition)
+                while partitionCounts.count <= partition { partitionCounts.append(0) }
+                partitionCounts[partition] += 1
             }
         }
         count = points.count
         // Ties (points on one spot) stay in slot order, as a leaf keeps its entries.
         keys.sort { $0.code != $1.code ? $0.code < $1.code : $0.slot < $1.slot }
-        return PendingTrees(points: points, keys: keys, partitionCounts: partitioned ? partitionCounts : nil,
+        // The entries in the keys' order, gathered once: the leaves of both trees then
+        // read them in turn, where each read of an entry by slot was a cache miss.
+        let sorted = keys.map { entries[Int($0.slot)] }
+        return PendingTrees(entries: sorted, keys: keys, partitionCounts: partitioned ? partitionCounts : nil,
                             bucketSize: options.bucketSize)
     }
 
@@ -146,7 +150,8 @@ public struct LiveClusterIndex: Sendable {
     /// of each partition (none in an index without partitions). Either part may be built
     /// on its own thread.
     package struct PendingTrees: Sendable {
-        let points: [LivePoint]
+        /// The points' entries in the order of `keys`.
+        let entries: [LeafEntry]
         let keys: [BulkBuilder.Key]
         /// Points per partition in a partitioned index; `nil` otherwise.
         let partitionCounts: [Int]?
@@ -159,7 +164,7 @@ public struct LiveClusterIndex: Sendable {
         private func roots(_ part: Int) -> [QuadNode] {
             guard !keys.isEmpty else { return [] }
             guard part == 1 else {
-                let builder = BulkBuilder(points: points, keys: keys, bucketSize: bucketSize,
+                let builder = BulkBuilder(entries: entries, order: nil, keys: keys, bucketSize: bucketSize,
                                           histogram: partitionCounts != nil)
                 return [builder.tree(0..<keys.count)]
             }
@@ -169,11 +174,14 @@ public struct LiveClusterIndex: Sendable {
             for (partition, n) in partitionCounts.enumerated() { starts[partition + 1] = starts[partition] + n }
             var next = starts
             var byPartition = keys
-            for key in keys {
+            var order = [UInt32](repeating: 0, count: keys.count)
+            for (position, key) in keys.enumerated() {
                 byPartition[next[Int(key.partition)]] = key
+                order[next[Int(key.partition)]] = UInt32(position)
                 next[Int(key.partition)] += 1
             }
-            let builder = BulkBuilder(points: points, keys: byPartition, bucketSize: bucketSize, histogram: false)
+            let builder = BulkBuilder(entries: entries, order: order, keys: byPartition, bucketSize: bucketSize,
+                                      histogram: false)
             // Partitions without points below the largest one keep an empty root, as inserts leave them.
             return partitionCounts.indices.map { builder.tree(starts[$0]..<starts[$0 + 1]) }
         }
