@@ -55,6 +55,22 @@ public struct PersistentVector<Element: Sendable>: Sendable {
         self.init(leaves: leaves, count: count)
     }
 
+    /// The elements of `leafItems` in order, each array kept as a leaf's storage (shared,
+    /// not copied); `nil` unless every array but the last holds exactly 32 elements and
+    /// the last 1 to 32.
+    public init?(leafItems: [[Element]]) {
+        var count = 0
+        for (position, items) in leafItems.enumerated() {
+            guard items.count == Self.branching || (position == leafItems.count - 1 && (1...Self.branching).contains(items.count))
+            else { return nil }
+            count += items.count
+        }
+        self.init(leaves: leafItems.map { Node(items: $0) }, count: count)
+    }
+
+    /// How many elements a leaf holds (``init(leafItems:)``).
+    public static var leafCapacity: Int { branching }
+
     /// A vector of full leaves (the last one may be partial), in order, holding `count`
     /// elements: the levels above them are added until one node is the root.
     @usableFromInline

@@ -54,12 +54,10 @@ public struct LiveLayer: Sendable {
     /// A layer holding `records`, which must have distinct ids. Each record is checked as
     /// ``insert(_:index:)`` checks it (the first bad one throws) and takes the slot of its
     /// position; the index is then built in one go rather than by an insert per record.
-    /// It is built on two cores when there are two: the points checked and sorted for the
-    /// index and its combined tree beside the id map, the table of records and then the
-    /// index's trees per partition.
+    /// It is built on two cores when there are two (see the steps below).
     public init(name: String, kind: LayerKind, records: [LayerRecord],
                 options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
-        try self.init(name: name, kind: kind, records: RecordBatches([records]), options: options,
+        try self.init(name: name, kind: kind, records: RecordBatches(records), options: options,
                       sensitiveSpecies: sensitiveSpecies)
     }
 
@@ -70,24 +68,40 @@ public struct LiveLayer: Sendable {
         let start = ContinuousClock.now
         let parts = BuiltParts(layer: self)
         let sensitive = sensitiveSpecies
-        // One thread makes the id map and the table of records, the other checks and sorts
-        // the points and builds the combined tree; the trees per partition go to whichever
-        // is free first once the points are sorted. Neither waits for the other, so that
-        // both parts still finish when the pool runs them one after the other.
-        DispatchQueue.concurrentPerform(iterations: 2) { part in
-            if part == 0 {
-                parts.ids = IDSlots.build(records)
-                // Shown again rather than kept from the points: a third copy of the
-                // records would raise the peak memory of a start by a tenth.
-                parts.records = PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
-            } else {
-                parts.pending = parts.layer.startLoad(records)
-                if case let .loading(pending) = parts.pending {
-                    parts.sortedPoints.withLock { $0 = pending }
-                    parts.combined = pending.tree(0)
+        // Four steps on the cores there are: checking and sorting the points, the id map
+        // with the table of records, then the trees per partition and the combined tree,
+        // which need the sorted points. Each thread takes the next step not yet taken;
+        // one that takes a tree waits for the sorting, which a thread took before and is
+        // doing, so nothing waits for a step that no thread runs.
+        let sorted = DispatchGroup()
+        sorted.enter()
+        let nextStep = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            while true {
+                let step = nextStep.add(1, ordering: .relaxed).oldValue
+                switch step {
+                case 0:
+                    parts.pending = parts.layer.startLoad(records)
+                    sorted.leave()
+                case 1:
+                    parts.ids = IDSlots.build(records)
+                    // The records' leaves become the table's, where every record of a
+                    // leaf is shown as it is (no note, no sensitive species); a leaf with
+                    // one that is not is copied with each record as shown.
+                    let leaves = records.leaves.map { leaf in
+                        leaf.contains { Self.isShownAsIs($0!, sensitiveSpecies: sensitive) == false }
+                            ? leaf.map { Self.shown($0!, sensitiveSpecies: sensitive) as LayerRecord? } : leaf
+                    }
+                    parts.records = PersistentVector(leafItems: leaves)
+                        ?? PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
+                case 2, 3:
+                    sorted.wait()
+                    guard case let .loading(pending) = parts.pending else { continue }
+                    if step == 2 { parts.partitions = pending.tree(1) } else { parts.combined = pending.tree(0) }
+                default:
+                    return
                 }
             }
-            if let pending = parts.sortedPoints.withLock({ $0.take() }) { parts.partitions = pending.tree(1) }
         }
         let duplicate = parts.ids.firstDuplicate
         func duplicateID(_ index: Int) -> EngineError {
@@ -112,7 +126,8 @@ public struct LiveLayer: Sendable {
     }
 
     /// What the threads of the bulk init build, each part written by one of them and read
-    /// after they have ended.
+    /// after they have ended (`pending` also by the trees' steps, after the sorting's
+    /// group is left).
     private final class BuiltParts: @unchecked Sendable {
         /// The layer whose index loads the points (its partition numbers given on the way).
         var layer: LiveLayer
@@ -122,8 +137,6 @@ public struct LiveLayer: Sendable {
         var records = PersistentVector<LayerRecord?>()
         var combined: LiveClusterIndex.BuiltTrees?
         var partitions: LiveClusterIndex.BuiltTrees?
-        /// The sorted points, until a thread takes them to build the trees per partition.
-        let sortedPoints = Mutex<LiveClusterIndex.PendingTrees?>(nil)
 
         init(layer: LiveLayer) { self.layer = layer }
     }
@@ -210,6 +223,12 @@ public struct LiveLayer: Sendable {
     /// its note.
     private func shown(_ record: LayerRecord) -> LayerRecord {
         Self.shown(record, sensitiveSpecies: sensitiveSpecies)
+    }
+
+    /// Whether ``shown(_:sensitiveSpecies:)`` gives `record` back unchanged.
+    private static func isShownAsIs(_ record: LayerRecord, sensitiveSpecies: Set<String>) -> Bool {
+        guard case let .sighting(species, _, _) = record.fields else { return true }
+        return !record.hasNote && !sensitiveSpecies.contains(species)
     }
 
     private static func shown(_ record: LayerRecord, sensitiveSpecies: Set<String>) -> LayerRecord {

@@ -223,7 +223,7 @@ final class StoredRecordReader: Sendable {
         /// Batches handed over that no one has started, in store order.
         var waiting: [(offset: Int, records: [StoredRecord])] = []
         /// Each validated batch's first position in the store, and its records or its first error.
-        var done: [(offset: Int, result: Result<[LayerRecord], EngineError>)] = []
+        var done: [(offset: Int, result: Result<[[LayerRecord?]], EngineError>)] = []
         /// How many records have been handed over.
         var handed = 0
     }
@@ -260,13 +260,10 @@ final class StoredRecordReader: Sendable {
         guard let (offset, stored) = batches.withLock({ $0.waiting.isEmpty ? nil : $0.waiting.removeFirst() }) else {
             return false
         }
-        let result = Result { () throws(EngineError) -> [LayerRecord] in
-            var records: [LayerRecord] = []
-            records.reserveCapacity(stored.count)
-            for (position, record) in stored.enumerated() {
-                records.append(try LayerRecord(stored: record, kind: kind, layer: layer, index: offset + position))
+        let result = Result { () throws(EngineError) -> [[LayerRecord?]] in
+            try RecordBatches.leaves(count: stored.count) { (position) throws(EngineError) in
+                try LayerRecord(stored: stored[position], kind: kind, layer: layer, index: offset + position)
             }
-            return records
         }
         batches.withLock { $0.done.append((offset, result)) }
         group.leave()
@@ -284,10 +281,10 @@ final class StoredRecordReader: Sendable {
             defer { batches.done = [] }
             return batches.done.sorted { $0.offset < $1.offset }
         }
-        var records: [[LayerRecord]] = []
+        var records: [[[LayerRecord?]]] = []
         records.reserveCapacity(done.count)
         for batch in done { records.append(try batch.result.get()) }
-        return RecordBatches(records)
+        return RecordBatches(batches: records)
     }
 }
 

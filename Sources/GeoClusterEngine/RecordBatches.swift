@@ -1,50 +1,88 @@
-/// Records in the batches they were validated in, read as one collection in order: the
-/// million records of a layer read from a store are not copied again into one array
-/// (that copy took a core a fifth of a second at start-up, with the other core idle, and
-/// held the records twice at the peak).
-struct RecordBatches: RandomAccessCollection, Sendable {
-    private let batches: [[LayerRecord]]
-    /// The position of each batch's first record, then the count of all.
-    private let starts: [Int]
+import GeoCluster
 
-    init(_ batches: [[LayerRecord]]) {
-        self.batches = batches.filter { !$0.isEmpty }
-        var starts = [0]
-        starts.reserveCapacity(self.batches.count + 1)
-        for batch in self.batches { starts.append(starts[starts.count - 1] + batch.count) }
-        self.starts = starts
+/// A layer's records in the arrays they were validated into, read as one collection in
+/// order: arrays of ``PersistentVector/leafCapacity`` records (the last may be shorter),
+/// which the layer's table of records then takes as its leaves. The million records of a
+/// layer read from a store are thus written once, where they stay, instead of being
+/// copied into one array and then into the table (those two copies took a core half a
+/// second at start-up, and held the records twice at the peak).
+struct RecordBatches: RandomAccessCollection, Sendable {
+    /// Every array full but the last; never `nil` inside.
+    let leaves: [[LayerRecord?]]
+    let endIndex: Int
+
+    private static var leafCapacity: Int { PersistentVector<LayerRecord?>.leafCapacity }
+
+    private init(leaves: [[LayerRecord?]], count: Int) {
+        self.leaves = leaves
+        endIndex = count
+    }
+
+    /// The records of one array, copied into leaves.
+    init(_ records: [LayerRecord]) {
+        var leaves: [[LayerRecord?]] = []
+        leaves.reserveCapacity((records.count + Self.leafCapacity - 1) / Self.leafCapacity)
+        for start in stride(from: 0, to: records.count, by: Self.leafCapacity) {
+            leaves.append(records[start ..< Swift.min(start + Self.leafCapacity, records.count)].map { $0 })
+        }
+        self.init(leaves: leaves, count: records.count)
+    }
+
+    /// The records of `batches` in order, each batch in leaves as ``leaves(_:)`` makes
+    /// them. They are taken as they are when only the last leaf of all is short;
+    /// otherwise (a batch whose size is not a multiple of a leaf's, before the last) the
+    /// records are copied into full leaves.
+    init(batches: [[[LayerRecord?]]]) {
+        let all = batches.flatMap { $0 }.filter { !$0.isEmpty }
+        let count = all.reduce(0) { $0 + $1.count }
+        if all.dropLast().allSatisfy({ $0.count == Self.leafCapacity }) {
+            self.init(leaves: all, count: count)
+        } else {
+            self.init(all.flatMap { $0.map { $0! } })
+        }
+    }
+
+    /// The records `make` gives for `0..<count`, made into leaves, for ``init(batches:)``;
+    /// the first error `make` throws.
+    static func leaves(count: Int, _ make: (Int) throws(EngineError) -> LayerRecord) throws(EngineError) -> [[LayerRecord?]] {
+        var leaves: [[LayerRecord?]] = []
+        leaves.reserveCapacity((count + leafCapacity - 1) / leafCapacity)
+        var leaf: [LayerRecord?] = []
+        leaf.reserveCapacity(leafCapacity)
+        for position in 0 ..< count {
+            leaf.append(try make(position))
+            if leaf.count == leafCapacity {
+                leaves.append(leaf)
+                leaf = []
+                leaf.reserveCapacity(leafCapacity)
+            }
+        }
+        if !leaf.isEmpty { leaves.append(leaf) }
+        return leaves
     }
 
     var startIndex: Int { 0 }
-    var endIndex: Int { starts[starts.count - 1] }
 
-    /// The record at `position` (a binary search for its batch; iterating walks the
-    /// batches in turn).
     subscript(position: Int) -> LayerRecord {
         precondition(position >= 0 && position < endIndex, "record position \(position) out of 0..<\(endIndex)")
-        var low = 0, high = batches.count - 1
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if starts[middle] <= position { low = middle } else { high = middle - 1 }
-        }
-        return batches[low][position - starts[low]]
+        return leaves[position / Self.leafCapacity][position % Self.leafCapacity]!
     }
 
     struct Iterator: IteratorProtocol {
-        fileprivate let batches: [[LayerRecord]]
-        fileprivate var batch = 0, offset = 0
+        fileprivate let leaves: [[LayerRecord?]]
+        fileprivate var leaf = 0, offset = 0
 
         mutating func next() -> LayerRecord? {
-            guard batch < batches.count else { return nil }
-            let record = batches[batch][offset]
+            guard leaf < leaves.count else { return nil }
+            let record = leaves[leaf][offset]
             offset += 1
-            if offset == batches[batch].count {
-                batch += 1
+            if offset == leaves[leaf].count {
+                leaf += 1
                 offset = 0
             }
             return record
         }
     }
 
-    func makeIterator() -> Iterator { Iterator(batches: batches) }
+    func makeIterator() -> Iterator { Iterator(leaves: leaves) }
 }

@@ -88,11 +88,12 @@ struct StoredRecordReaderTests {
 
     /// The batches read as one collection: positions across batches (empty ones
     /// included), iteration in order, and a layer built from them as from one array,
-    /// with a duplicate id in a later batch named by its position among all.
-    @Test func batchesReadAsOneCollection() throws {
+    /// with a duplicate id in a later batch named by its position among all. Batches of
+    /// whole leaves are taken as they are; others are copied into whole leaves.
+    @Test(arguments: [[3, 0, 1, 7, 0, 2], [64, 32, 0, 45], [100]])
+    func batchesReadAsOneCollection(_ sizes: [Int]) throws {
         let jobs = HeldJobs()
         let reader = StoredRecordReader(kind: .sightings, layer: "birds", schedule: jobs.schedule)
-        let sizes = [3, 0, 1, 7, 0, 2]
         var start = 0
         for size in sizes {
             reader.add(Self.stored(start ..< start + size))
@@ -102,16 +103,21 @@ struct StoredRecordReaderTests {
         let flat = try (0 ..< start).map { i in
             try LayerRecord(stored: Self.stored(i ..< i + 1)[0], kind: .sightings, layer: "birds", index: i)
         }
-        #expect(batches.count == 13 && Array(batches) == flat)
+        #expect(batches.count == start && Array(batches) == flat)
         #expect(batches.indices.map { batches[$0] } == flat)
-        #expect(RecordBatches([]).isEmpty && RecordBatches([[], []]).isEmpty && Array(RecordBatches([[], []])).isEmpty)
+        #expect(batches.leaves.dropLast().allSatisfy { $0.count == 32 } && batches.leaves.last?.isEmpty == false)
+        #expect(RecordBatches(batches: []).isEmpty && RecordBatches(batches: [[], [[]]]).isEmpty)
 
         let layer = try LiveLayer(name: "birds", kind: .sightings, records: batches)
         let whole = try LiveLayer(name: "birds", kind: .sightings, records: flat)
-        #expect(layer.count == 13)
-        for record in flat { #expect(layer.record(idKey: record.idKey) == whole.record(idKey: record.idKey)) }
+        #expect(layer.count == start)
+        for (slot, record) in flat.enumerated() {
+            #expect(layer.record(idKey: record.idKey) == whole.record(idKey: record.idKey))
+            #expect(layer.record(atSlot: slot) == record)
+        }
 
-        let duplicate = RecordBatches([Array(flat[0 ..< 4]), [], Array(flat[4 ..< 9]) + [flat[2]], Array(flat[9...])])
+        let withDuplicate: [LayerRecord] = Array(flat[0 ..< 9]) + [flat[2]] + Array(flat[9...])
+        let duplicate = RecordBatches(withDuplicate)
         #expect(duplicate[9] == flat[2] && duplicate[10] == flat[9])
         do {
             _ = try LiveLayer(name: "birds", kind: .sightings, records: duplicate)
