@@ -137,8 +137,9 @@ public struct LiveClusterIndex: Sendable {
             }
         }
         count = points.count
-        // Ties (points on one spot) stay in slot order, as a leaf keeps its entries.
-        keys.sort { $0.code != $1.code ? $0.code < $1.code : $0.slot < $1.slot }
+        // Ties (points on one spot) stay in slot order, as a leaf keeps its entries: the
+        // keys are made in slot order, and the sort is stable.
+        RadixSort.sort(&keys) { $0.code }
         // The entries in the keys' order, gathered once: the leaves of both trees then
         // read them in turn, where each read of an entry by slot was a cache miss.
         let sorted = keys.map { entries[Int($0.slot)] }

@@ -1,26 +1,44 @@
-/// Sorting for the integer keys of a query's few thousand grid cells, where a radix sort
-/// beats a comparison sort.
+/// Sorting by integer keys where a radix sort beats a comparison sort: a query's few
+/// thousand grid cells, and the million points of a bulk load along the Z-order curve.
 enum RadixSort {
-    /// Sorts `keys` ascending: a stable counting sort per byte, least significant first,
-    /// skipping the bytes in which all keys agree.
+    /// Sorts `keys` ascending.
     static func sort(_ keys: inout [UInt64]) {
-        guard keys.count > 64 else {
-            keys.sort()
+        sort(&keys) { $0 }
+    }
+
+    /// Sorts `items` by `key` ascending, keeping the order of items with equal keys: a
+    /// stable counting sort per byte, least significant first, skipping the bytes in which
+    /// all keys agree.
+    @inline(__always)
+    static func sort<Item>(_ items: inout [Item], by key: (Item) -> UInt64) {
+        guard items.count > 64 else {
+            // An insertion sort, stable as well.
+            for i in items.indices.dropFirst() {
+                let item = items[i], k = key(item)
+                var j = i
+                while j > 0 && key(items[j - 1]) > k {
+                    items[j] = items[j - 1]
+                    j -= 1
+                }
+                items[j] = item
+            }
             return
         }
         var allOnes = UInt64.max, anyOnes = UInt64(0)
-        for key in keys {
-            allOnes &= key
-            anyOnes |= key
+        for item in items {
+            let k = key(item)
+            allOnes &= k
+            anyOnes |= k
         }
         let varying = allOnes ^ anyOnes
-        var scratch = [UInt64](repeating: 0, count: keys.count)
+        guard varying != 0 else { return }
+        var scratch = items
         withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { starts in
             for byte in 0..<8 where varying >> UInt64(8 * byte) & 0xFF != 0 {
                 let shift = UInt64(8 * byte)
                 starts.initialize(repeating: 0)
-                keys.withUnsafeBufferPointer { source in
-                    for key in source { starts[Int(key >> shift & 0xFF)] += 1 }
+                items.withUnsafeBufferPointer { source in
+                    for item in source { starts[Int(key(item) >> shift & 0xFF)] += 1 }
                     var total = 0
                     for digit in 0..<256 {
                         let n = starts[digit]
@@ -28,14 +46,14 @@ enum RadixSort {
                         total += n
                     }
                     scratch.withUnsafeMutableBufferPointer { target in
-                        for key in source {
-                            let digit = Int(key >> shift & 0xFF)
-                            target[starts[digit]] = key
+                        for item in source {
+                            let digit = Int(key(item) >> shift & 0xFF)
+                            target[starts[digit]] = item
                             starts[digit] += 1
                         }
                     }
                 }
-                swap(&keys, &scratch)
+                swap(&items, &scratch)
             }
         }
     }

@@ -21,4 +21,18 @@ struct RadixSortTests {
             #expect(keys == expected)
         }
     }
+
+    /// Items sorted by a key keep the order of items with equal keys, short (insertion
+    /// sort) and long (radix sort), with every byte varying or few.
+    @Test(arguments: [0, 1, 2, 64, 65, 300, 5_000])
+    func itemsWithEqualKeysKeepTheirOrder(count: Int) {
+        var random = SeededRandom(seed: UInt64(count) + 11)
+        for mask in [UInt64.max, 0x3F, 0xFF00_0000_0000, 0] {
+            var items = (0..<count).map { (key: random.next() & mask, position: $0) }
+            let expected = items.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element)
+            RadixSort.sort(&items) { $0.key }
+            #expect(items.map(\.key) == expected.map(\.key))
+            #expect(items.map(\.position) == expected.map(\.position))
+        }
+    }
 }
