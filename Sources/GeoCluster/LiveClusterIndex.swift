@@ -101,8 +101,18 @@ public struct LiveClusterIndex: Sendable {
     /// within bounds. Whether the slot is free depends on the index; ``insert(_:slot:)``
     /// checks that after this.
     package static func validate(_ point: LivePoint, slot: Int) throws(GeoClusterError) {
+        try validatePosition(point, slot: slot)
+        try validatePartition(point)
+    }
+
+    /// The first check of ``validate(_:slot:)``: the coordinate.
+    package static func validatePosition(_ point: LivePoint, slot: Int) throws(GeoClusterError) {
         _ = try Coordinate.validated(longitude: point.coordinate.longitude,
                                      latitude: point.coordinate.latitude, index: slot)
+    }
+
+    /// The second check of ``validate(_:slot:)``: the partition.
+    package static func validatePartition(_ point: LivePoint) throws(GeoClusterError) {
         guard (0..<maxPartitions).contains(point.partition) else {
             throw .invalidOptions(reason: "partition must be within 0..<\(maxPartitions), got \(point.partition)")
         }

@@ -68,22 +68,34 @@ public struct LiveLayer: Sendable {
         let start = ContinuousClock.now
         let parts = BuiltParts(layer: self)
         let sensitive = sensitiveSpecies
-        // Four steps on the cores there are: checking and sorting the points, the id map
-        // with the table of records, then the trees per partition and the combined tree,
-        // which need the sorted points. Each thread takes the next step not yet taken;
-        // one that takes a tree waits for the sorting, which a thread took before and is
-        // doing, so nothing waits for a step that no thread runs.
-        let sorted = DispatchGroup()
+        // Six steps on the cores there are: checking the points of each half of the
+        // records, then sorting them for the index; the id map with the table of records;
+        // then the combined tree and the trees per partition, which need the sorted
+        // points. Each thread takes the next step not yet taken, and a step waits only for
+        // steps taken before it, which threads are doing: nothing waits for a step that
+        // no thread runs, and one thread alone runs them all in turn.
+        let checked = DispatchGroup(), sorted = DispatchGroup()
+        checked.enter()
+        checked.enter()
         sorted.enter()
+        let middle = records.count / 2
         let nextStep = Atomic(0)
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
             while true {
                 let step = nextStep.add(1, ordering: .relaxed).oldValue
                 switch step {
-                case 0:
-                    parts.pending = parts.layer.startLoad(records)
+                case 0, 1:
+                    let half = step == 0 ? 0 ..< middle : middle ..< records.count
+                    let points = Self.checkedPoints(records, half, sensitiveSpecies: sensitive)
+                    if step == 0 { parts.firstHalf = points } else { parts.secondHalf = points }
+                    checked.leave()
+                case 2:
+                    checked.wait()
+                    parts.pending = parts.layer.startLoad([parts.firstHalf, parts.secondHalf])
+                    parts.firstHalf = CheckedPoints()
+                    parts.secondHalf = CheckedPoints()
                     sorted.leave()
-                case 1:
+                case 3:
                     parts.ids = IDSlots.build(records)
                     // The records' leaves become the table's, where every record of a
                     // leaf is shown as it is (no note, no sensitive species); a leaf with
@@ -94,10 +106,10 @@ public struct LiveLayer: Sendable {
                     }
                     parts.records = PersistentVector(leafItems: leaves)
                         ?? PersistentVector(records.lazy.map { Self.shown($0, sensitiveSpecies: sensitive) as LayerRecord? })
-                case 2, 3:
+                case 4, 5:
                     sorted.wait()
                     guard case let .loading(pending) = parts.pending else { continue }
-                    if step == 2 { parts.partitions = pending.tree(1) } else { parts.combined = pending.tree(0) }
+                    if step == 4 { parts.combined = pending.tree(0) } else { parts.partitions = pending.tree(1) }
                 default:
                     return
                 }
@@ -126,8 +138,8 @@ public struct LiveLayer: Sendable {
     }
 
     /// What the threads of the bulk init build, each part written by one of them and read
-    /// after they have ended (`pending` also by the trees' steps, after the sorting's
-    /// group is left).
+    /// after they have ended (the halves also by the sorting step and `pending` by the
+    /// trees' steps, after the groups they wait for are left).
     private final class BuiltParts: @unchecked Sendable {
         /// The layer whose index loads the points (its partition numbers given on the way).
         var layer: LiveLayer
@@ -137,6 +149,8 @@ public struct LiveLayer: Sendable {
         var records = PersistentVector<LayerRecord?>()
         var combined: LiveClusterIndex.BuiltTrees?
         var partitions: LiveClusterIndex.BuiltTrees?
+        /// The points of each half of the records, each written by its own step.
+        var firstHalf = CheckedPoints(), secondHalf = CheckedPoints()
 
         init(layer: LiveLayer) { self.layer = layer }
     }
@@ -147,20 +161,60 @@ public struct LiveLayer: Sendable {
         case loading(LiveClusterIndex.PendingTrees)
     }
 
-    /// The points of `records` as shown, each checked as an insert checks it, and the
-    /// first step of loading them into the empty index; nothing is loaded when a point is
-    /// refused.
-    private mutating func startLoad(_ records: RecordBatches) -> PendingLoad {
+    /// The points of some records as shown, each position checked as an insert checks
+    /// it, with partitions numbered by their names' first appearance among these records
+    /// (``startLoad(_:)`` numbers them for the layer and checks them); the checking stops
+    /// at the first position refused.
+    struct CheckedPoints: Sendable {
         var points: [LivePoint] = []
-        points.reserveCapacity(records.count)
-        for (slot, given) in records.enumerated() {
-            let point = shownPoint(given)
-            do {
-                try LiveClusterIndex.validate(point, slot: slot)
-            } catch {
-                return .invalid(slot: slot, error: error)
+        var partitionNames: [String] = []
+        var refused: (slot: Int, error: GeoClusterError)?
+    }
+
+    private static func checkedPoints(_ records: RecordBatches, _ slots: Range<Int>,
+                                      sensitiveSpecies: Set<String>) -> CheckedPoints {
+        var checked = CheckedPoints()
+        checked.points.reserveCapacity(slots.count)
+        var numbers: [String: Int] = [:]
+        for slot in slots {
+            let given = records[slot]
+            let point = shownPoint(given, sensitiveSpecies: sensitiveSpecies) { name in
+                if let number = numbers[name] { return number }
+                numbers[name] = checked.partitionNames.count
+                checked.partitionNames.append(name)
+                return checked.partitionNames.count - 1
             }
-            points.append(point)
+            do {
+                try LiveClusterIndex.validatePosition(point, slot: slot)
+            } catch {
+                checked.refused = (slot, error)
+                return checked
+            }
+            checked.points.append(point)
+        }
+        return checked
+    }
+
+    /// The points of `parts` (the records in order, each part starting where the one
+    /// before it ends), their partitions numbered for the layer as inserting the records
+    /// one by one would and checked, and the first step of loading them into the empty
+    /// index. The first point refused in record order is the error, as one by one it
+    /// would be (a position before a partition), and nothing is loaded then.
+    private mutating func startLoad(_ parts: [CheckedPoints]) -> PendingLoad {
+        var points: [LivePoint] = []
+        points.reserveCapacity(parts.reduce(0) { $0 + $1.points.count })
+        for part in parts {
+            let numbers = part.partitionNames.map { partition($0) }
+            for var point in part.points {
+                if !numbers.isEmpty { point.partition = numbers[point.partition] }
+                do {
+                    try LiveClusterIndex.validatePartition(point)
+                } catch {
+                    return .invalid(slot: points.count, error: error)
+                }
+                points.append(point)
+            }
+            if let refused = part.refused { return .invalid(slot: refused.slot, error: refused.error) }
         }
         return .loading(index.startLoad(points))
     }
@@ -248,6 +302,11 @@ public struct LiveLayer: Sendable {
     /// The index's view of a record: where it is, its partition and the values that
     /// filters and aggregates read.
     mutating func livePoint(_ record: LayerRecord) -> LivePoint {
+        Self.livePoint(record) { partition($0) }
+    }
+
+    /// The point of `record`, its species' or category's partition numbered by `partition`.
+    private static func livePoint(_ record: LayerRecord, partition: (String) -> Int) -> LivePoint {
         switch record.fields {
         case let .sighting(species, count, observedAt):
             return LivePoint(coordinate: record.coordinate, partition: partition(species), weight: count,
@@ -259,10 +318,11 @@ public struct LiveLayer: Sendable {
         }
     }
 
-    /// ``livePoint(_:)`` of the record as shown (``shown(_:)``), without building the
-    /// shown record: of what the index reads, only a sensitive sighting's position differs.
-    private mutating func shownPoint(_ record: LayerRecord) -> LivePoint {
-        var point = livePoint(record)
+    /// The point of the record as shown (``shown(_:)``), without building the shown
+    /// record: of what the index reads, only a sensitive sighting's position differs.
+    private static func shownPoint(_ record: LayerRecord, sensitiveSpecies: Set<String>,
+                                   partition: (String) -> Int) -> LivePoint {
+        var point = livePoint(record, partition: partition)
         if case let .sighting(species, _, _) = record.fields, sensitiveSpecies.contains(species) {
             point.coordinate = LayerRecord.generalized(record.coordinate)
         }

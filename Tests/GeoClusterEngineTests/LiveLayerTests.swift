@@ -350,6 +350,31 @@ struct LiveLayerTests {
         #expect(a.featureCollection(x).value == b.featureCollection(y).value)
     }
 
+    /// The bulk init checks the points of each half of the records on its own and numbers
+    /// the species afterwards: species first seen in the second half, in another order,
+    /// get the numbers that inserting the records one by one gives them.
+    @Test(arguments: [2, 3, 40, 41])
+    func speciesFirstSeenLateAreNumberedAsInsertsNumberThem(count: Int) throws {
+        let late = ["Grus japonensis", "Ardea alba", "Cygnus cygnus"]
+        let records = try Self.records((0..<count).map { i in
+            let species = i < count / 2 ? (i % 2 == 0 ? "Egretta garzetta" : "Ardea alba") : late[(i * 7) % late.count]
+            return Self.sighting("s\(i)", 126.9 + Double(i) / 1_000, 37.5, species: species, count: 1 + i % 3,
+                                 at: "2024-05-0\(1 + i % 9)T08:00:00+09:00")
+        }, kind: .sightings)
+        let built = try LiveLayer(name: "sightings", kind: .sightings, records: records)
+        var inserted = try LiveLayer(name: "sightings", kind: .sightings)
+        for (i, record) in records.enumerated() { try inserted.insert(record, index: i) }
+        #expect(built.partitionNames == inserted.partitionNames)
+        #expect(built.partitionNumbers == inserted.partitionNumbers)
+        #expect(built.index._checkInvariants())
+        for species in late + ["Egretta garzetta"] {
+            let filter = LayerFilter(species: [species])
+            let a = try built.index.clusters(in: .world, zoom: 3, filter: built.liveFilter(filter))
+            let b = try inserted.index.clusters(in: .world, zoom: 3, filter: inserted.liveFilter(filter))
+            #expect(built.featureCollection(a).value == inserted.featureCollection(b).value, "\(species)")
+        }
+    }
+
     @Test func aLayerBuiltFromRecordsRejectsTheFirstBadRecordAsInsertsDo() throws {
         var records = try Self.randomSightings(20)
         records[12] = records[5]
