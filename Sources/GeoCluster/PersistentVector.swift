@@ -103,10 +103,30 @@ public struct PersistentVector<Element: Sendable>: Sendable {
 
     /// Calls `body` with the element at `index` where it is stored, without copying it:
     /// a caller that reads one member of a large element retains only what it takes.
+    ///
+    /// The path down is followed by addresses inside the nodes' arrays, with no node
+    /// value copied on the way: reading each level through a closure copied the node's
+    /// two arrays (a retain and a release each, on objects every reader of the vector
+    /// shares, so the two cores fought over their counts while writing answers). The
+    /// addresses stay valid for the call: `root` keeps every node alive and this value is
+    /// not changed meanwhile (a change to a copy copies the nodes it touches).
     @inlinable
     public func withElement<Result>(at index: Int, _ body: (UnsafePointer<Element>) throws -> Result) rethrows -> Result {
         precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
-        return try withUnsafePointer(to: root) { try Self.withElement($0, shift: shift, index: index, body) }
+        let mask = Self.branching - 1
+        return try withExtendedLifetime(root) { () throws -> Result in
+            if shift == 0 {
+                return try root.items.withUnsafeBufferPointer { try body($0.baseAddress! + (index & mask)) }
+            }
+            var node = root.children.withUnsafeBufferPointer { $0.baseAddress! + ((index >> shift) & mask) }
+            var level = shift - Self.branchBits
+            while level > 0 {
+                let at = (index >> level) & mask
+                node = node.pointee.children.withUnsafeBufferPointer { $0.baseAddress! + at }
+                level -= Self.branchBits
+            }
+            return try body(node.pointee.items.withUnsafeBufferPointer { $0.baseAddress! + (index & mask) })
+        }
     }
 
     public mutating func append(_ element: Element) {
@@ -118,22 +138,6 @@ public struct PersistentVector<Element: Sendable>: Sendable {
         }
         Self.append(&root, shift: shift, index: count, element)
         count += 1
-    }
-
-    /// Through pointers, reading each node in place: passing node values down would
-    /// retain and release both arrays of every node on the path.
-    @inlinable
-    static func withElement<Result>(_ node: UnsafePointer<Node>, shift: Int, index: Int,
-                                    _ body: (UnsafePointer<Element>) throws -> Result) rethrows -> Result {
-        if shift == 0 {
-            return try node.pointee.items.withUnsafeBufferPointer { items in
-                try body(items.baseAddress! + (index & (branching - 1)))
-            }
-        }
-        return try node.pointee.children.withUnsafeBufferPointer { children in
-            try withElement(children.baseAddress! + ((index >> shift) & (branching - 1)), shift: shift - branchBits,
-                            index: index, body)
-        }
     }
 
     private static func set(_ node: inout Node, shift: Int, index: Int, to element: Element) {

@@ -36,6 +36,22 @@ struct PersistentVectorTests {
         #expect(vector.withElement(at: 32_999) { $0.pointee } == 1)
     }
 
+    /// Elements read in place, at every depth of the trie, are those of the version read:
+    /// a copy changed element by element, and then dropped, leaves the version it came
+    /// from whole (its nodes are not freed or changed under a reader).
+    @Test func elementsReadInPlaceBelongToTheVersionRead() {
+        for size in [1, 32, 33, 1_025, 32_769] {
+            var vector = PersistentVector((0..<size).map { "item \($0)" })
+            let snapshot = vector
+            for i in stride(from: 0, to: size, by: 7) { vector[i] = "changed \(i)" }
+            #expect((0..<size).allSatisfy { i in
+                vector.withElement(at: i) { $0.pointee == (i % 7 == 0 ? "changed \(i)" : "item \(i)") }
+            }, "size \(size)")
+            vector = PersistentVector()
+            #expect((0..<size).allSatisfy { i in snapshot.withElement(at: i) { $0.pointee == "item \(i)" } }, "size \(size)")
+        }
+    }
+
     /// Built from an array at the sizes where a level is added, then grown and changed:
     /// the same elements as appending them, and appends after it land where they should.
     @Test func oneBuiltFromAnArrayHoldsItAndGrowsAsAppendsWould() {
