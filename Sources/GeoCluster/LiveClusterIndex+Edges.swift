@@ -543,10 +543,20 @@ extension LiveClusterIndex {
         let nodes = scope == nil ? blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? [] : []
         let key = Self.resolvedKey(zoom: z, bx, by)
         let code = BulkBuilder.zOrder(bx, by)
-        var own = Items(), winners = Items(), foreign = Items()
+        var own = Items()
+        var winners: [EdgeMerge] = [], foreign: [EdgeMerge] = []
         var foreignBlocks: [UInt64] = []
         if let block = block(bx, by, in: &store) {
             let merges = edgeMerges([code], near: scope, store: &store)
+            // Each item of the block gives one item, its own or a merged cluster, unless
+            // it lies outside the scope: room for them all at once.
+            var itemCount = block.range.count
+            if let scope {
+                itemCount = 0
+                for i in block.range where merges[ItemRef(block: code, index: i)] != nil
+                    || scope.contains(block.items.positions[i].x, block.items.positions[i].y) { itemCount += 1 }
+            }
+            own.reserve(itemCount, clusters: min(itemCount, block.items.summaries.count))
             for i in block.range {
                 guard let merge = merges[ItemRef(block: code, index: i)] else {
                     // Of a part of the block, its own items there only: the views that read
@@ -556,16 +566,16 @@ extension LiveClusterIndex {
                     continue
                 }
                 if merge.winner.block == code {
-                    winners.append(0, of: merge.merged)
+                    winners.append(merge)
                 } else {
-                    foreign.append(0, of: merge.merged)
+                    foreign.append(merge)
                     foreignBlocks.append(merge.winner.block)
                 }
             }
         }
         let mergedStart = own.features.count
-        for i in winners.features.indices { own.append(i, of: winners) }
-        for i in foreign.features.indices { own.append(i, of: foreign) }
+        for merge in winners { own.append(0, of: merge.merged) }
+        for merge in foreign { own.append(0, of: merge.merged) }
         let entry = GroupCache.Entry(stamp: stamp, items: own, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
                                      nodes: nodes, scope: scope)
         groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2), root: combined.stamp)

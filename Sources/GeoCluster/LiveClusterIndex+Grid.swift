@@ -135,8 +135,19 @@ extension LiveClusterIndex {
             order.append((block, g))
         }
         if !inOrder { order.sort { $0.block != $1.block ? $0.block < $1.block : $0.g < $1.g } }
+        // As many items as appendGroup makes: a cluster per group of `minPoints` or more,
+        // else the group's points (those that pass, which its count counts).
+        var itemCount = 0, clusterCount = 0
+        for group in groups {
+            if group.aggregate.count >= options.minPoints {
+                itemCount += 1
+                clusterCount += 1
+            } else {
+                itemCount += group.aggregate.count
+            }
+        }
         var items = Items()
-        items.reserve(groups.count)
+        items.reserve(itemCount, clusters: clusterCount)
         for (_, g) in order {
             appendGroup(groups[g], grid: grid, zoom: z, filter: filter, into: &items)
         }
