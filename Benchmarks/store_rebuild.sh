@@ -12,6 +12,10 @@
 # answer one `stats` request: the first seeds the store from the file, the next two
 # rebuild the layer from the store (the file is emptied first, so it cannot be the
 # source). Each run prints its wall time and peak resident memory (GNU time).
+#
+# With IDS=random each sighting gets a random id of 16 hex digits (as an app that makes
+# its own ids writes them) instead of s0, s1, …, so that the ids' order is not the order
+# the rows were written in.
 set -euo pipefail
 N=${1:-1000000}
 cd "$(dirname "$0")/.."
@@ -22,10 +26,11 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 STORE=${STORE_ARG:-sqlite:$WORK/store.sqlite}
 
-python3 - "$N" "$WORK/birds.geojson" <<'PY'
+python3 - "$N" "$WORK/birds.geojson" "${IDS:-sequential}" <<'PY'
 import random, sys
-n, path = int(sys.argv[1]), sys.argv[2]
+n, path, ids = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 rng = random.Random(42)
+id_rng = random.Random(7)
 species = [f"species-{i}" for i in range(200)]
 with open(path, "w") as out:
     out.write('{"type":"FeatureCollection","features":[\n')
@@ -34,7 +39,7 @@ with open(path, "w") as out:
         lat = 33.0 + rng.random() * 5.5
         day = 1 + i % 28
         out.write(('' if i == 0 else ',\n') +
-                  f'{{"type":"Feature","id":"s{i}","geometry":{{"type":"Point","coordinates":[{lon:.6f},{lat:.6f}]}},'
+                  f'{{"type":"Feature","id":"{f"{id_rng.getrandbits(64):016x}" if ids == "random" else f"s{i}"}","geometry":{{"type":"Point","coordinates":[{lon:.6f},{lat:.6f}]}},'
                   f'"properties":{{"species":"{rng.choice(species)}","count":{1 + i % 5},'
                   f'"observed_at":"2025-05-{day:02d}T06:30:00+09:00"}}}}')
     out.write('\n]}\n')
