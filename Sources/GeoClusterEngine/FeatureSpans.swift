@@ -249,11 +249,14 @@ enum FeatureSpans {
     /// `body(i)` for each `i` in `0..<count`, on every core: the indices are split into
     /// chunks of consecutive ones, each chunk run by one thread in order. Returns the
     /// results in index order, or the error of the lowest index that failed. Each result
-    /// is written once, where the returned array holds it.
+    /// is written once, where the returned array holds it. `itemsEach` is how many items
+    /// (features, records) one call makes, which sets how finely the work is split.
     static func concurrentMap<T, Failure: Error>(
-        _ count: Int, _ body: @Sendable (Int) throws(Failure) -> T
+        _ count: Int, itemsEach: Int = 1, _ body: @Sendable (Int) throws(Failure) -> T
     ) throws(Failure) -> [T] {
-        let chunkCount = count < 4_096 ? 1 : min(64, max(1, count / 2_048))
+        let items = count.multipliedReportingOverflow(by: max(1, itemsEach))
+        let itemCount = items.overflow ? Int.max : items.partialValue
+        let chunkCount = itemCount < 4_096 ? 1 : min(64, count, max(1, itemCount / 2_048))
         guard chunkCount > 1 else { return try (0..<count).map { i throws(Failure) in try body(i) } }
         let chunks = Chunks<Failure>(count: chunkCount)
         defer { chunks.deallocate() }

@@ -209,13 +209,14 @@ public enum LayerCatalog {
     /// The records of a GeoJSON FeatureCollection file, made on every core: the file is
     /// read whole, its features found by ``FeatureSpans`` and each parsed into a record on
     /// its own, its tree freed as soon as the record (which keeps the feature as text) is
-    /// made. A file the scan does not take, or a feature that does not parse, is parsed
-    /// whole instead, as before, for its exact error.
-    static func records(inFile path: String, kind: LayerKind, layer: String) throws(EngineError) -> [LayerRecord] {
+    /// made, straight into the leaves of the layer's table of records. A file the scan
+    /// does not take, or a feature that does not parse, is parsed whole instead, as before,
+    /// for its exact error.
+    static func records(inFile path: String, kind: LayerKind, layer: String) throws(EngineError) -> RecordBatches {
         let bytes = try readBytes(path)
         if let spans = FeatureSpans.scan(bytes) {
             do throws(FeatureFailure) {
-                return try FeatureSpans.concurrentMap(spans.count) { i throws(FeatureFailure) in
+                return RecordBatches(batches: [try RecordBatches.concurrentLeaves(count: spans.count) { i throws(FeatureFailure) in
                     let text = Array(bytes[spans[i]])
                     // A feature written as answers write it is read in place; any other is parsed.
                     if let record = LayerRecord(compactFeature: text, kind: kind, layer: layer, index: i,
@@ -235,19 +236,16 @@ public enum LayerCatalog {
                     } catch {
                         throw .record(error)
                     }
-                }
+                }])
             } catch {
                 if case let .record(error) = error { throw error }
             }
         }
         var features = try readFeatures(path, bytes: bytes)
-        var records: [LayerRecord] = []
-        records.reserveCapacity(features.count)
-        for i in features.indices {
-            records.append(try LayerRecord(json: features[i], kind: kind, layer: layer, index: i))
-            features[i] = .null
-        }
-        return records
+        return RecordBatches(batches: [try RecordBatches.leaves(count: features.count) { i throws(EngineError) in
+            defer { features[i] = .null }
+            return try LayerRecord(json: features[i], kind: kind, layer: layer, index: i)
+        }])
     }
 
     /// Why a feature read on its own gave no record.

@@ -294,9 +294,10 @@ extension LiveLayer {
     /// in store order, is the error).
     public init(name: String, kind: LayerKind, stored: [StoredRecord],
                 options: LiveClusterOptions = LiveClusterOptions(), sensitiveSpecies: Set<String> = []) throws(EngineError) {
-        let records = try FeatureSpans.concurrentMap(stored.count) { position throws(EngineError) in
+        let leaves = try RecordBatches.concurrentLeaves(count: stored.count) { position throws(EngineError) in
             try LayerRecord(stored: stored[position], kind: kind, layer: name, index: position)
         }
-        try self.init(name: name, kind: kind, records: records, options: options, sensitiveSpecies: sensitiveSpecies)
+        try self.init(name: name, kind: kind, records: RecordBatches(batches: [leaves]), options: options,
+                      sensitiveSpecies: sensitiveSpecies)
     }
 }
