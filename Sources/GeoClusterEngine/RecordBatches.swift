@@ -45,20 +45,7 @@ struct RecordBatches: RandomAccessCollection, Sendable {
     /// The records `make` gives for `0..<count`, made into leaves, for ``init(batches:)``;
     /// the first error `make` throws.
     static func leaves(count: Int, _ make: (Int) throws(EngineError) -> LayerRecord) throws(EngineError) -> [[LayerRecord?]] {
-        var leaves: [[LayerRecord?]] = []
-        leaves.reserveCapacity((count + leafCapacity - 1) / leafCapacity)
-        var leaf: [LayerRecord?] = []
-        leaf.reserveCapacity(leafCapacity)
-        for position in 0 ..< count {
-            leaf.append(try make(position))
-            if leaf.count == leafCapacity {
-                leaves.append(leaf)
-                leaf = []
-                leaf.reserveCapacity(leafCapacity)
-            }
-        }
-        if !leaf.isEmpty { leaves.append(leaf) }
-        return leaves
+        try (0 ..< leafCount(count)).map { leaf throws(EngineError) in try Self.leaf(leaf, of: count, make) }
     }
 
     /// The records `make` gives for `0..<count`, made into leaves on every core (each
@@ -69,14 +56,21 @@ struct RecordBatches: RandomAccessCollection, Sendable {
     static func concurrentLeaves<Failure: Error>(
         count: Int, _ make: @Sendable (Int) throws(Failure) -> LayerRecord
     ) throws(Failure) -> [[LayerRecord?]] {
-        let capacity = leafCapacity
-        return try FeatureSpans.concurrentMap((count + capacity - 1) / capacity, itemsEach: capacity) { leaf throws(Failure) in
-            let start = leaf * capacity, end = Swift.min(start + capacity, count)
-            var records: [LayerRecord?] = []
-            records.reserveCapacity(end - start)
-            for position in start ..< end { records.append(try make(position)) }
-            return records
+        try FeatureSpans.concurrentMap(leafCount(count), itemsEach: leafCapacity) { leaf throws(Failure) in
+            try Self.leaf(leaf, of: count, make)
         }
+    }
+
+    private static func leafCount(_ count: Int) -> Int { (count + leafCapacity - 1) / leafCapacity }
+
+    /// Leaf `leaf` of the records `make` gives for `0..<count`, made in order.
+    private static func leaf<Failure: Error>(_ leaf: Int, of count: Int,
+                                             _ make: (Int) throws(Failure) -> LayerRecord) throws(Failure) -> [LayerRecord?] {
+        let start = leaf * leafCapacity, end = Swift.min(start + leafCapacity, count)
+        var records: [LayerRecord?] = []
+        records.reserveCapacity(end - start)
+        for position in start ..< end { records.append(try make(position)) }
+        return records
     }
 
     var startIndex: Int { 0 }
