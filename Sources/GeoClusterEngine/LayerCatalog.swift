@@ -217,12 +217,13 @@ public enum LayerCatalog {
         if let spans = FeatureSpans.scan(bytes) {
             do throws(FeatureFailure) {
                 return RecordBatches(batches: [try RecordBatches.concurrentLeaves(count: spans.count) { i throws(FeatureFailure) in
-                    let text = Array(bytes[spans[i]])
-                    // A feature written as answers write it is read in place; any other is parsed.
-                    if let record = LayerRecord(compactFeature: text, kind: kind, layer: layer, index: i,
+                    // A feature written as answers write it is read in place (the record
+                    // copies its text's parts from the file's bytes); any other is parsed.
+                    if let record = LayerRecord(compactFeature: bytes[spans[i]], kind: kind, layer: layer, index: i,
                                                 maxDepth: featureDepth) {
                         return record
                     }
+                    let text = Array(bytes[spans[i]])
                     let json: JSONValue
                     do {
                         json = try JSONValue.parse(text[...], maxDepth: featureDepth)

@@ -175,7 +175,7 @@ extension LayerChange {
             switch change {
             case let .insert(record), let .upsert(record):
                 bytes += #"{"put":"#.utf8
-                bytes += record.featureText
+                record.appendFeatureText(to: &bytes)
                 if record.idKey.isEmpty { bytes += #","no_id":true"#.utf8 }
                 bytes.append(UInt8(ascii: "}"))
             case let .delete(idKey):
@@ -220,15 +220,19 @@ extension LayerRecord {
     /// kind, otherwise validated again from its text, which it keeps (it was written from
     /// a record's).
     init(stored: StoredRecord, kind: LayerKind, layer: String, index: Int) throws(EngineError) {
+        // The rows' texts are slices of one buffer per batch: a record keeps its own copy
+        // of its text's parts (``FeatureText``).
+        if let fields = stored.checkedFields,
+           let record = CheckedFields.decode(fields, text: stored.featureText, kind: kind) {
+            self = record
+            return
+        }
+        if let record = LayerRecord(compactFeature: stored.featureText, kind: kind, layer: layer, index: index,
+                                    maxDepth: 64) {
+            self = record
+            return
+        }
         let text = [UInt8](stored.featureText)
-        if let fields = stored.checkedFields, let record = CheckedFields.decode(fields, text: text, kind: kind) {
-            self = record
-            return
-        }
-        if let record = LayerRecord(compactFeature: text, kind: kind, layer: layer, index: index, maxDepth: 64) {
-            self = record
-            return
-        }
         try self.init(json: try stored.feature(layer: layer), kind: kind, layer: layer, index: index, text: text)
     }
 }

@@ -12,11 +12,11 @@ extension LayerRecord {
     /// caller then parses the text and builds the record with
     /// ``init(json:kind:layer:index:text:)``, which gives the same record or the error
     /// for it. So this only ever answers what that initializer answers, faster.
-    init?(compactFeature feature: [UInt8], kind: LayerKind, layer: String, index: Int, maxDepth: Int) {
-        let text: [UInt8]
+    init?(compactFeature feature: ArraySlice<UInt8>, kind: LayerKind, layer: String, index: Int, maxDepth: Int) {
+        let text: ArraySlice<UInt8>
         switch feature.withUnsafeBufferPointer({ CompactJSON.check($0, maxDepth: maxDepth) }) {
         case .compact: text = feature
-        case let .rewritten(rewritten): text = rewritten
+        case let .rewritten(rewritten): text = rewritten[...]
         case .refused: return nil
         }
         guard let record = text.withUnsafeBufferPointer({ text in

@@ -59,8 +59,17 @@ public struct LayerRecord: Sendable, Equatable {
     let hasNote: Bool
     /// The GeoJSON Feature answered for this record, as the JSON text answers write: a
     /// record keeps its feature as text (about a quarter of the memory of the value, and
-    /// one copy of bytes in an answer).
-    public let featureText: [UInt8]
+    /// a few copies of bytes in an answer), without the parts every feature spells the
+    /// same way (``FeatureText``). Made again at each read: answers append it with
+    /// ``appendFeatureText(to:)``.
+    public var featureText: [UInt8] { text.text }
+    private let text: FeatureText
+
+    /// Appends ``featureText``.
+    public func appendFeatureText(to output: inout [UInt8]) { text.append(to: &output) }
+
+    /// Whether the feature's text is kept without its fixed parts (for tests).
+    var featureTextIsCut: Bool { text.isCut }
     /// Who recorded a sighting: the `observer_id` of its properties, `nil` when it has
     /// none. Kept apart from the feature's text, since `observer` filters and ownership
     /// checks read it for many records.
@@ -129,7 +138,7 @@ public struct LayerRecord: Sendable, Equatable {
             coordinate = try reader.pointGeometry(object["geometry"])
             let properties = try reader.optionalObject(object["properties"], field: "properties")
             fields = try reader.fields(kind, from: properties ?? JSONObject())
-            featureText = text ?? Self.text(json)
+            self.text = FeatureText(text ?? Self.text(json))
             (observerID, hasNote) = Self.ownerMembers(of: properties)
         } else {
             let id = try reader.id(object["id"], kind: kind)
@@ -142,7 +151,7 @@ public struct LayerRecord: Sendable, Equatable {
             fields = try reader.fields(kind, from: object)
             let freeForm = try reader.optionalObject(object["properties"], field: "properties")
             let feature = try reader.feature(flat: object, kindFields: kindFields, freeForm: freeForm, id: id.value)
-            featureText = Self.text(feature)
+            self.text = FeatureText(Self.text(feature))
             (observerID, hasNote) = Self.ownerMembers(of: feature["properties"]?.objectValue)
         }
     }
@@ -411,7 +420,7 @@ extension LayerRecord {
         feature["properties"] = .object(properties)
         feature["geometry"] = ["type": "Point", "coordinates": [.number(shown.longitude), .number(shown.latitude)]]
         var record = LayerRecord(idKey: idKey, coordinate: shown, fields: fields,
-                                 featureText: Self.text(.object(feature)), observerID: observerID, hasNote: hasNote)
+                                 featureText: Self.text(.object(feature))[...], observerID: observerID, hasNote: hasNote)
         record.ownerFeatureText = ownerFeatureText ?? featureText
         return record
     }
@@ -439,17 +448,17 @@ extension LayerRecord {
         properties["note"] = nil
         feature["properties"] = .object(properties)
         var record = LayerRecord(idKey: idKey, coordinate: coordinate, fields: fields,
-                                 featureText: Self.text(.object(feature)), observerID: observerID, hasNote: false)
+                                 featureText: Self.text(.object(feature))[...], observerID: observerID, hasNote: false)
         record.ownerFeatureText = ownerFeatureText ?? featureText
         return record
     }
 
-    init(idKey: String, coordinate: Coordinate, fields: RecordFields, featureText: [UInt8],
+    init(idKey: String, coordinate: Coordinate, fields: RecordFields, featureText: ArraySlice<UInt8>,
                  observerID: String?, hasNote: Bool) {
         self.idKey = idKey
         self.coordinate = coordinate
         self.fields = fields
-        self.featureText = featureText
+        self.text = FeatureText(featureText)
         self.observerID = observerID
         self.hasNote = hasNote
     }

@@ -403,7 +403,7 @@ public struct LiveLayer: Sendable {
     /// place: a copy of the whole record would retain and release each of its parts.
     func encodePointFeature(slot: Int, into output: inout [UInt8]) {
         records.withElement(at: slot) { record in
-            if let text = record.pointee?.featureText { output += text } else { output += "null".utf8 }
+            if let record = record.pointee { record.appendFeatureText(to: &output) } else { output += "null".utf8 }
         }
     }
 

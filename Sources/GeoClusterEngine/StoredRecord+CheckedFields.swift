@@ -104,14 +104,14 @@ enum CheckedFields {
 
     /// The record that `text` validates to, read from `fields` when they were written
     /// for exactly that text and a `kind` record; `nil` otherwise (validate the text).
-    static func decode(_ fields: ArraySlice<UInt8>, text: [UInt8], kind: LayerKind) -> LayerRecord? {
+    static func decode(_ fields: ArraySlice<UInt8>, text: ArraySlice<UInt8>, kind: LayerKind) -> LayerRecord? {
         fields.withUnsafeBytes { buffer -> LayerRecord? in
             var reader = Reader(bytes: buffer)
             guard let format = reader.byte(), readableFormats.contains(format), reader.byte() == code(kind),
                   let flags = reader.byte(), flags & ~(noteFlag | observerFlag | dwellFlag | writtenTimeFlag) == 0,
                   kind == .places || flags & dwellFlag == 0,
                   (kind == .sightings && format > 1) || flags & writtenTimeFlag == 0,
-                  let hash = reader.integer(UInt64.self), hash == ContentHash.hash(text),
+                  let hash = reader.integer(UInt64.self), hash == text.withUnsafeBytes({ ContentHash.hash($0) }),
                   let longitude = reader.double(), let latitude = reader.double(),
                   longitude.isFinite, latitude.isFinite, abs(longitude) <= 180, abs(latitude) <= 90,
                   let idKey = reader.string(), kind == .points || !idKey.isEmpty else { return nil }

@@ -30,7 +30,7 @@ import GeoClusterWire
         let record = try Self.record(Self.records[i])
         let stored = StoredRecord(record)
         let fields = try #require(stored.checkedFields)
-        let fast = try #require(CheckedFields.decode(fields, text: Array(stored.featureText), kind: kind))
+        let fast = try #require(CheckedFields.decode(fields, text: stored.featureText, kind: kind))
         #expect(fast == record)
         let validated = try LayerRecord(stored: StoredRecord(idKey: stored.idKey, featureText: stored.featureText),
                                         kind: kind, layer: "test", index: 0)
@@ -61,7 +61,7 @@ import GeoClusterWire
         var stored = StoredRecord(try Self.record(Self.records[0]))
         let text = String(decoding: stored.featureText, as: UTF8.self)
         stored.featureText = ArraySlice(text.replacingOccurrences(of: "Grus japonensis", with: "Grus monacha").utf8)
-        #expect(CheckedFields.decode(stored.checkedFields!, text: Array(stored.featureText), kind: .sightings) == nil)
+        #expect(CheckedFields.decode(stored.checkedFields!, text: stored.featureText, kind: .sightings) == nil)
         let record = try LayerRecord(stored: stored, kind: .sightings, layer: "test", index: 0)
         guard case let .sighting(species, _, _) = record.fields else {
             Issue.record("not a sighting: \(record.fields)")
@@ -81,39 +81,39 @@ import GeoClusterWire
             let stored = StoredRecord(record)
             let fields = try #require(stored.checkedFields)
             for length in 0..<fields.count {
-                #expect(CheckedFields.decode(fields[..<length], text: Array(stored.featureText), kind: entry.0) == nil,
+                #expect(CheckedFields.decode(fields[..<length], text: stored.featureText, kind: entry.0) == nil,
                         "record \(i) cut to \(length) bytes")
             }
-            #expect(CheckedFields.decode((Array(fields) + [0])[...], text: Array(stored.featureText), kind: entry.0) == nil)
+            #expect(CheckedFields.decode((Array(fields) + [0])[...], text: stored.featureText, kind: entry.0) == nil)
             var otherFormat = fields
             otherFormat[otherFormat.startIndex] &+= 1
-            #expect(CheckedFields.decode(otherFormat, text: Array(stored.featureText), kind: entry.0) == nil)
+            #expect(CheckedFields.decode(otherFormat, text: stored.featureText, kind: entry.0) == nil)
             var unknownFlag = fields
             unknownFlag[unknownFlag.startIndex + 2] |= 16
-            #expect(CheckedFields.decode(unknownFlag, text: Array(stored.featureText), kind: entry.0) == nil)
+            #expect(CheckedFields.decode(unknownFlag, text: stored.featureText, kind: entry.0) == nil)
             if entry.0 != .sightings {
                 var writtenTime = fields
                 writtenTime[writtenTime.startIndex + 2] |= 8
-                #expect(CheckedFields.decode(writtenTime, text: Array(stored.featureText), kind: entry.0) == nil)
+                #expect(CheckedFields.decode(writtenTime, text: stored.featureText, kind: entry.0) == nil)
             }
             if entry.0 != .places {
                 var dwell = fields
                 dwell[dwell.startIndex + 2] |= 4
-                #expect(CheckedFields.decode(dwell, text: Array(stored.featureText), kind: entry.0) == nil)
+                #expect(CheckedFields.decode(dwell, text: stored.featureText, kind: entry.0) == nil)
             }
             for kind in LayerKind.allCases where kind != entry.0 {
-                #expect(CheckedFields.decode(fields, text: Array(stored.featureText), kind: kind) == nil)
+                #expect(CheckedFields.decode(fields, text: stored.featureText, kind: kind) == nil)
             }
             // Every byte flipped: whatever comes back, nothing traps, and the header and
             // the hash are never taken when wrong.
             for position in fields.indices {
                 var flipped = fields
                 flipped[position] ^= 0xFF
-                let decoded = CheckedFields.decode(flipped, text: Array(stored.featureText), kind: entry.0)
+                let decoded = CheckedFields.decode(flipped, text: stored.featureText, kind: entry.0)
                 if position < 11 && position != 2 { #expect(decoded == nil, "record \(i), byte \(position)") }
             }
             for garbage: [UInt8] in [[], [1], [1, 0, 0], [UInt8](repeating: 0xFF, count: 64)] {
-                #expect(CheckedFields.decode(garbage[...], text: Array(stored.featureText), kind: entry.0) == nil)
+                #expect(CheckedFields.decode(garbage[...], text: stored.featureText, kind: entry.0) == nil)
             }
             #expect(try LayerRecord(stored: StoredRecord(idKey: stored.idKey, featureText: stored.featureText,
                                                          checkedFields: fields.dropLast()),
@@ -138,7 +138,7 @@ import GeoClusterWire
         }
         let old = CheckedFields.encode(record, format: 1)
         #expect(old.first == 1 && old[2] & 8 == 0)
-        #expect(CheckedFields.decode(old[...], text: text, kind: kind) == record)
+        #expect(CheckedFields.decode(old[...], text: text[...], kind: kind) == record)
         #expect(try LayerRecord(stored: StoredRecord(idKey: record.idKey, featureText: record.featureText[...],
                                                      checkedFields: old[...]),
                                 kind: kind, layer: "test", index: 0) == record)
@@ -146,10 +146,10 @@ import GeoClusterWire
         // another record, never a trap.
         var swapped = old
         swapped[0] = 2
-        _ = CheckedFields.decode(swapped[...], text: text, kind: kind)
+        _ = CheckedFields.decode(swapped[...], text: text[...], kind: kind)
         var back = current
         back[0] = 1
-        if kind == .sightings && current[2] & 8 == 0 { #expect(CheckedFields.decode(back[...], text: text, kind: kind) == nil) }
+        if kind == .sightings && current[2] & 8 == 0 { #expect(CheckedFields.decode(back[...], text: text[...], kind: kind) == nil) }
     }
 
     /// The hash answers give as entity tags is fixed: tags stay valid across restarts and

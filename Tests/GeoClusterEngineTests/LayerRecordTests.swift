@@ -380,7 +380,7 @@ struct LayerRecordTests {
             top.shuffle(using: &rng)
             let text = Array(("{" + top.joined(separator: ",") + "}").utf8)
 
-            let inPlace = LayerRecord(compactFeature: text, kind: kind, layer: "test", index: 3, maxDepth: 62)
+            let inPlace = LayerRecord(compactFeature: text[...], kind: kind, layer: "test", index: 3, maxDepth: 62)
             let parsed: LayerRecord?
             do {
                 let json = try JSONValue.parse(text[...], maxDepth: 62)

@@ -476,7 +476,7 @@ struct LiveLayerTests {
 
     /// The record with another id key.
     static func record(_ record: LayerRecord, id: String) -> LayerRecord {
-        LayerRecord(idKey: id, coordinate: record.coordinate, fields: record.fields, featureText: record.featureText,
+        LayerRecord(idKey: id, coordinate: record.coordinate, fields: record.fields, featureText: record.featureText[...],
                     observerID: record.observerID, hasNote: false)
     }
 

@@ -48,7 +48,7 @@ public enum LayerDirectory {
         try replaceFile(at: layerPath) { (append: (inout [UInt8]) throws(EngineError) -> Void) throws(EngineError) in
             for (position, record) in records.enumerated() {
                 text += position == 0 ? "\n".utf8 : ",\n".utf8
-                text += record.featureText
+                record.appendFeatureText(to: &text)
                 if text.count >= 1 << 20 { try append(&text) }
             }
             text += "\n]}\n".utf8
