@@ -58,6 +58,25 @@ struct FeatureTextTests {
         }
     }
 
+    /// Parts longer than the header can say are kept whole, not cut short.
+    @Test func longPartsAreKeptWhole() {
+        let longID = String(repeating: "a", count: Int(UInt16.max))
+        let longCoordinates = String(repeating: "1,", count: 40_000) + "1"
+        for text in [
+            #"{"type":"Feature","id":""# + longID + #"","geometry":{"type":"Point","coordinates":[1,2]},"properties":null}"#,
+            #"{"type":"Feature","id":7,"geometry":{"type":"Point","coordinates":["# + longCoordinates + #"]},"properties":null}"#,
+        ] {
+            let kept = FeatureText(Self.bytes(text))
+            #expect(!kept.isCut)
+            #expect(kept.text == Self.bytes(text))
+        }
+        let justShort = #"{"type":"Feature","id":""# + String(repeating: "a", count: Int(UInt16.max) - 3)
+            + #"","geometry":{"type":"Point","coordinates":[1,2]},"properties":null}"#
+        let kept = FeatureText(Self.bytes(justShort))
+        #expect(kept.isCut)
+        #expect(kept.text == Self.bytes(justShort))
+    }
+
     /// Whatever bytes are changed, dropped or added, the text comes back as given, kept in
     /// parts or whole.
     @Test func anyTextComesBackAsGiven() {
