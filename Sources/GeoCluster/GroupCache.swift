@@ -55,12 +55,15 @@ final class GroupCache: Sendable {
              foreignBlocks: [UInt64] = [], cells: LiveClusterIndex.Grid? = nil, nodes: [QuadNode?] = [],
              scope: LiveClusterIndex.UnitRect? = nil) {
             self.stamp = stamp
-            self.items = items
+            // Kept for many queries: without the room that forming them reserved (the
+            // cells' array is reserved for every contribution to them, often several
+            // times as many as the cells).
+            self.items = items.trimmed()
             self.edges = edges
             self.foreignStart = items.features.count - foreignBlocks.count
             self.mergedStart = mergedStart ?? foreignStart
             self.foreignBlocks = foreignBlocks
-            self.cells = cells
+            self.cells = cells?.trimmed()
             self.nodes = nodes
             self.scope = scope
         }
@@ -169,4 +172,35 @@ struct BlockStamp: Sendable, Equatable {
     }
 
     var isEmpty: Bool { a == 0 && b == 0 && c == 0 && d == 0 }
+}
+
+extension Array {
+    /// The elements in storage of their size, if the array has room for more than an
+    /// eighth more; otherwise the array itself.
+    func trimmed() -> [Element] {
+        guard capacity - count > count / 8 + 2 else { return self }
+        return withUnsafeBufferPointer { Array($0) }
+    }
+}
+
+extension LiveClusterIndex.Items {
+    /// The items with every array ``Array/trimmed()``.
+    func trimmed() -> Self {
+        var items = self
+        items.features = features.trimmed()
+        items.summaries = summaries.trimmed()
+        items.positions = positions.trimmed()
+        items.groups = groups.trimmed()
+        return items
+    }
+}
+
+extension LiveClusterIndex.Grid {
+    /// The grid with its cells and counts ``Array/trimmed()``.
+    func trimmed() -> Self {
+        var grid = self
+        grid.cells = cells.trimmed()
+        grid.histogram = histogram.trimmed()
+        return grid
+    }
 }

@@ -29,8 +29,9 @@ public struct LiveClusterIndex: Sendable {
     var combined = QuadNode.root
     /// One quadtree per partition when ``partitioned``; the roots cover the whole world.
     var trees: [QuadNode] = []
-    /// Every point by slot, as the leaves hold it; `nil` for a free slot.
-    var table = PersistentVector<LeafEntry?>()
+    /// Where each slot's point is in the quadtrees, by slot (see ``SlotKey``): the leaves
+    /// hold the points themselves.
+    var table = PersistentVector<SlotKey>()
     /// Display groups of blocks kept between unfiltered queries; shared by every version
     /// of the index made from this one.
     let groupCache = GroupCache()
@@ -75,7 +76,7 @@ public struct LiveClusterIndex: Sendable {
     /// The point at a slot, `nil` if the slot is free or beyond ``slotCount``.
     public func point(at slot: Int) -> LivePoint? {
         guard slot >= 0, slot < table.count else { return nil }
-        return table[slot]?.point
+        return entry(at: slot)?.point
     }
 
     /// Adds a point at a free slot (``slotCount`` or a slot freed by ``remove(slot:)``).
@@ -84,11 +85,11 @@ public struct LiveClusterIndex: Sendable {
         guard slot >= 0, slot <= table.count, slot < Int(UInt32.max) else {
             throw .invalidOptions(reason: "slot \(slot) is beyond the next free slot \(table.count)")
         }
-        guard slot == table.count || table[slot] == nil else {
+        guard slot == table.count || !table[slot].isTaken else {
             throw .invalidOptions(reason: "slot \(slot) is taken")
         }
         let entry = LeafEntry(point, slot: UInt32(slot))
-        if slot == table.count { table.append(entry) } else { table[slot] = entry }
+        if slot == table.count { table.append(SlotKey(entry)) } else { table[slot] = SlotKey(entry) }
         Self.insert(entry, into: &combined, bucketSize: options.bucketSize, histogram: partitioned)
         if partitioned {
             while trees.count <= point.partition { trees.append(QuadNode.root) }
@@ -133,7 +134,7 @@ public struct LiveClusterIndex: Sendable {
         precondition(table.count == 0, "load fills an empty index")
         precondition(points.count < Int(UInt32.max), "slots are 32-bit")
         let entries = points.indices.map { slot in LeafEntry(points[slot], slot: UInt32(slot)) }
-        table = PersistentVector(entries.lazy.map { $0 as LeafEntry? })
+        table = PersistentVector(entries.lazy.map(SlotKey.init))
         var keys: [BulkBuilder.Key] = []
         keys.reserveCapacity(points.count)
         var partitionCounts: [Int] = []
@@ -214,12 +215,12 @@ public struct LiveClusterIndex: Sendable {
     /// held none.
     @discardableResult
     public mutating func remove(slot: Int) -> LivePoint? {
-        guard slot >= 0, slot < table.count, let entry = table[slot] else { return nil }
+        guard slot >= 0, slot < table.count, let entry = entry(at: slot) else { return nil }
         Self.remove(entry, from: &combined, bucketSize: options.bucketSize, histogram: partitioned)
         if partitioned {
             Self.remove(entry, from: &trees[Int(entry.partition)], bucketSize: options.bucketSize, histogram: false)
         }
-        table[slot] = nil
+        table[slot] = .free
         count -= 1
         return entry.point
     }
@@ -248,6 +249,15 @@ public struct LiveClusterIndex: Sendable {
         guard minX <= maxX else { return nil }
         return [WebMercator.longitude(x: LeafEntry.unquantize(minX)), WebMercator.latitude(y: LeafEntry.unquantize(maxY)),
                 WebMercator.longitude(x: LeafEntry.unquantize(maxX)), WebMercator.latitude(y: LeafEntry.unquantize(minY))]
+    }
+
+    /// The leaf entry of the point at a taken slot, found in the smallest tree that holds
+    /// it by descending to its position.
+    func entry(at slot: Int) -> LeafEntry? {
+        let key = table[slot]
+        guard key.isTaken else { return nil }
+        let tree = partitioned && trees.indices.contains(Int(key.partition)) ? trees[Int(key.partition)] : combined
+        return tree.entry(slot: UInt32(slot), qx: key.qx, qy: key.qy)
     }
 
     // MARK: Quadtree changes
@@ -382,7 +392,8 @@ extension LiveClusterIndex {
             var entries: [LeafEntry] = []
             tree.collectEntries(into: &entries)
             for e in entries {
-                guard let stored = table[Int(e.slot)], Int(stored.partition) == partition,
+                let stored = table[Int(e.slot)]
+                guard stored.isTaken, Int(stored.partition) == partition,
                       stored.qx == e.qx, stored.qy == e.qy else { return false }
             }
             total += entries.count

@@ -124,6 +124,29 @@ struct NodeAggregate: Sendable {
     var y: Double { Double(sumY) / Double(count) / 4_294_967_296.0 }
 }
 
+/// Where a slot's point is in the quadtrees: its quantised position and partition, which
+/// lead from a root to the leaf that holds its ``LeafEntry``. The index keeps one per
+/// slot (12 bytes, where a copy of the entry took 56): reads by slot are rare (a removal,
+/// an update), and the walk down is a few dozen nodes at most.
+struct SlotKey: Sendable {
+    var qx: UInt32 = 0
+    var qy: UInt32 = 0
+    var partition: UInt16 = 0
+    /// False for a free slot.
+    var isTaken = false
+
+    static let free = SlotKey()
+
+    init() {}
+
+    init(_ entry: LeafEntry) {
+        qx = entry.qx
+        qy = entry.qy
+        partition = entry.partition
+        isTaken = true
+    }
+}
+
 /// A node of a compressed quadtree: the cell `(qx, qy) >> (32 - level)` at `level`.
 /// Children are strictly deeper cells in distinct quadrants, in quadrant order; a chain
 /// of single children is never stored (a child may be many levels deeper).
@@ -191,6 +214,16 @@ struct QuadNode: Sendable {
 
     @inline(__always)
     func quadrant(at level: Int) -> Int { Self.quadrant(qx, qy, level: level) }
+
+    /// The entry of the point at `slot`, whose quantised position is `(qx, qy)`.
+    func entry(slot: UInt32, qx: UInt32, qy: UInt32) -> LeafEntry? {
+        guard contains(qx, qy) else { return nil }
+        if isLeaf { return entries.first { $0.slot == slot } }
+        for child in children where child.contains(qx, qy) {
+            return child.entry(slot: slot, qx: qx, qy: qy)
+        }
+        return nil
+    }
 
     func collectEntries(into result: inout [LeafEntry]) {
         if isLeaf {

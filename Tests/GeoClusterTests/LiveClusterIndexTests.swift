@@ -528,6 +528,49 @@ extension LiveClusterIndexTests {
         try Self.expectSameAnswers(bulk, inserted)
     }
 
+    /// The index keeps, by slot, only where each point is; reading a point back finds it
+    /// in the trees. Through a load, inserts, moves and removals, with many points on
+    /// one spot (one leaf, told apart by slot), every slot reads back the point given,
+    /// field for field, or `nil` when free.
+    @Test(arguments: [false, true])
+    func everySlotReadsBackItsPointThroughChanges(partitioned: Bool) throws {
+        var random = SeededRandom(seed: partitioned ? 11 : 12)
+        var points = Self.bulkPoints(500, seed: 40)
+        let spot = Coordinate(longitude: 126.9707, latitude: 37.5547)
+        for k in stride(from: 0, to: points.count, by: 5) { points[k].coordinate = spot }
+        var index = try LiveClusterIndex(points: points, options: Self.options, partitioned: partitioned)
+        var model = Dictionary(uniqueKeysWithValues: points.enumerated().map { ($0.offset, $0.element) })
+        func expectModel() {
+            for slot in -1...index.slotCount {
+                let expected = model[slot].map { LeafEntry($0, slot: 0).point }
+                #expect(index.point(at: slot) == expected, "slot \(slot)")
+            }
+            #expect(index._checkInvariants())
+        }
+        expectModel()
+        for _ in 0..<1_500 {
+            let slot = Int(random.next() % UInt64(index.slotCount + 1))
+            var point = Self.bulkPoints(1, seed: random.next())[0]
+            if random.unit() < 0.3 { point.coordinate = spot }
+            switch random.next() % 3 {
+            case 0:
+                #expect(index.remove(slot: slot) == model.removeValue(forKey: slot).map { LeafEntry($0, slot: 0).point })
+            case 1:
+                if model[slot] == nil {
+                    try index.insert(point, slot: slot)
+                    model[slot] = point
+                }
+            default:
+                if model[slot] != nil {
+                    try index.update(point, slot: slot)
+                    model[slot] = point
+                }
+            }
+        }
+        expectModel()
+        #expect(model.count == index.count && model.count > 100)
+    }
+
     @Test func aBulkBuildRejectsTheFirstBadPointAsInsertsDo() throws {
         let good = Self.bulkPoints(10, seed: 3)
         var badCoordinate = good, badPartition = good, both = good

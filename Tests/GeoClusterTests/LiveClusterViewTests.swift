@@ -310,6 +310,33 @@ struct LiveClusterViewTests {
         #expect(cache.entry(999, stamp: BlockStamp(a: 1_000, b: 7), root: 1) == nil, "a changed block is formed again")
     }
 
+    /// Kept entries hold their items and cells without the room reserved while forming
+    /// them: a block's cells are reserved for every contribution, often several times as
+    /// many as the cells.
+    @Test func keptEntriesHoldNoSpareRoom() {
+        let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
+        var items = LiveClusterIndex.Items()
+        items.reserve(1_000, clusters: 1_000)
+        for _ in 0..<10 { items.append(feature, at: SIMD2(0, 0)) }
+        var cells = LiveClusterIndex.Grid(cells: [], histogram: [])
+        cells.cells.reserveCapacity(5_000)
+        cells.histogram.reserveCapacity(5_000)
+        let cell = LiveClusterIndex.GridCell(x: 1, y: 2, aggregate: NodeAggregate(), slot: 3,
+                                             coordinate: Coordinate(longitude: 1, latitude: 2),
+                                             histogramStart: 0, histogramEnd: 1)
+        for _ in 0..<20 {
+            cells.cells.append(cell)
+            cells.histogram.append(PartitionTotal(partition: 4, count: 1, weight: 1))
+        }
+        let entry = GroupCache.Entry(stamp: BlockStamp(a: 1), items: items, cells: cells)
+        #expect(entry.items.features.count == 10 && entry.items.features.capacity < 20)
+        #expect(entry.items.positions.capacity < 20 && entry.items.groups.capacity < 20)
+        #expect(entry.items.summaries.capacity < 20)
+        #expect(entry.cells?.cells.count == 20 && (entry.cells?.cells.capacity ?? 0) < 40)
+        #expect(entry.cells?.histogram.count == 20 && (entry.cells?.histogram.capacity ?? 0) < 40)
+        #expect(entry.cells?.cells.last?.slot == 3 && entry.cells?.histogram.last?.partition == 4)
+    }
+
     /// A query over many blocks with a feature limit is formed part by part: without
     /// reaching the limit it answers exactly as formed in one grid (same features, same
     /// order, same summaries); past it, it may stop, with a prefix of that answer holding
