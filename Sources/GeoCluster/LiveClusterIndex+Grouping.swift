@@ -268,8 +268,31 @@ extension LiveClusterIndex {
         if combined.count > 1 {
             combined.sort { $0.count != $1.count ? $0.count > $1.count : $0.partition < $1.partition }
         }
+        let total = combined.count
+        if let limit = partitionsPerSummary, combined.count > limit {
+            combined = Self.largest(combined, limit)
+        }
         let latest = group.aggregate.latestSlot == UInt32.max ? nil : Int(group.aggregate.latestSlot)
-        return LiveSummary(weight: group.aggregate.weight, latestSlot: latest, partitionCounts: combined)
+        return LiveSummary(weight: group.aggregate.weight, latestSlot: latest, partitionCounts: combined,
+                           partitionTotal: total)
+    }
+
+    /// Of partition counts in summary order (larger count first, then partition), the
+    /// first `k` and the `k` of largest weight, ties to the earlier, in that order.
+    static func largest(_ sorted: [PartitionTotal], _ k: Int) -> [PartitionTotal] {
+        var byWeight: [Int] = []
+        byWeight.reserveCapacity(k + 1)
+        for i in sorted.indices {
+            let weight = sorted[i].weight
+            guard byWeight.count < k || weight > sorted[byWeight[byWeight.count - 1]].weight else { continue }
+            let at = byWeight.firstIndex { weight > sorted[$0].weight } ?? byWeight.count
+            byWeight.insert(i, at: at)
+            if byWeight.count > k { byWeight.removeLast() }
+        }
+        var result = Array(sorted.prefix(k))
+        result.reserveCapacity(2 * k)
+        for i in byWeight.sorted() where i >= k { result.append(sorted[i]) }
+        return result
     }
 
     func pointFeature(_ entry: LeafEntry) -> ClusterFeature {

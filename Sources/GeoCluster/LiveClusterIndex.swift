@@ -25,6 +25,10 @@ public struct LiveClusterIndex: Sendable {
     /// Whether points are also kept in one quadtree per partition, so that a query for a
     /// few partitions (species, categories) visits only their trees.
     public let partitioned: Bool
+    /// How many partitions a cluster's summary lists by each ranking (see
+    /// ``LiveSummary/partitionCounts``), `nil` for all. Summaries are kept with the display
+    /// groups: a cluster of a few hundred species took 16 bytes for each.
+    public let partitionsPerSummary: Int?
     /// Every point; in a partitioned index its nodes also count points per partition.
     var combined = QuadNode.root
     /// One quadtree per partition when ``partitioned``; the roots cover the whole world.
@@ -51,19 +55,24 @@ public struct LiveClusterIndex: Sendable {
     /// An empty index. A `partitioned` index keeps a quadtree per partition besides the
     /// combined one: about twice the memory and work per change, for filters by partition
     /// that visit only the chosen partitions and per-cluster counts by partition.
-    public init(options: LiveClusterOptions = LiveClusterOptions(), partitioned: Bool = false) throws(GeoClusterError) {
+    public init(options: LiveClusterOptions = LiveClusterOptions(), partitioned: Bool = false,
+                partitionsPerSummary: Int? = nil) throws(GeoClusterError) {
         try options.validate()
+        if let partitionsPerSummary, partitionsPerSummary < 1 {
+            throw .invalidOptions(reason: "partitionsPerSummary must be 1 or more, got \(partitionsPerSummary)")
+        }
         self.options = options
         grid = options.grid
         self.partitioned = partitioned
+        self.partitionsPerSummary = partitionsPerSummary
     }
 
     /// Builds an index of `points`, each at the slot of its position in the array. Points
     /// are checked as ``insert(_:slot:)`` checks them (the first bad one throws), and the
     /// quadtrees are then built in one go (see ``load(_:)``).
     public init(points: [LivePoint], options: LiveClusterOptions = LiveClusterOptions(),
-                partitioned: Bool = false) throws(GeoClusterError) {
-        try self.init(options: options, partitioned: partitioned)
+                partitioned: Bool = false, partitionsPerSummary: Int? = nil) throws(GeoClusterError) {
+        try self.init(options: options, partitioned: partitioned, partitionsPerSummary: partitionsPerSummary)
         for (slot, point) in points.enumerated() {
             try Self.validate(point, slot: slot)
         }

@@ -72,8 +72,14 @@ public struct LiveSummary: Sendable, Hashable {
     /// Slot of the most recent point (largest time, then largest slot); `nil` when no
     /// point has a time.
     public var latestSlot: Int?
-    /// Points per partition, largest count first, then by partition number.
+    /// Points per partition, largest count first, then by partition number. In an index
+    /// with ``LiveClusterIndex/partitionsPerSummary`` `k`, only the partitions among the
+    /// first `k` of that order and the `k` of largest weight (of equal weights, the
+    /// earlier in that order): what answers that show the top `k` by either need.
     public var partitionCounts: [PartitionTotal]
+    /// Partitions with points in the cluster, all of them, whether or not
+    /// ``partitionCounts`` lists them all.
+    public var partitionTotal: Int
 }
 
 /// The points of one partition (a species, a category) in a cluster, and the sum of their

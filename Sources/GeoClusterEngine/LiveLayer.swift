@@ -45,7 +45,10 @@ public struct LiveLayer: Sendable {
         do {
             // Sightings and places count and filter by species or category: a tree per
             // partition pays for itself there.
-            self.index = try LiveClusterIndex(options: options, partitioned: kind == .sightings || kind == .places)
+            // Sightings' clusters show their species count and top species only (places
+            // show every category): their summaries keep no more.
+            self.index = try LiveClusterIndex(options: options, partitioned: kind == .sightings || kind == .places,
+                                              partitionsPerSummary: kind == .sightings ? Self.topSpeciesShown : nil)
         } catch {
             throw .core(error, field: "options")
         }
@@ -424,8 +427,8 @@ public struct LiveLayer: Sendable {
         switch kind {
         case .sightings:
             properties["individuals"] = .number(Double(summary.weight))
-            properties["species_count"] = .number(Double(summary.partitionCounts.count))
-            properties["top_species"] = .array(ranking.top(summary.partitionCounts, 3).map { item in
+            properties["species_count"] = .number(Double(summary.partitionTotal))
+            properties["top_species"] = .array(ranking.top(summary.partitionCounts, Self.topSpeciesShown).map { item in
                 var object: JSONObject = ["species": .string(partitionNames[item.partition]),
                                           "count": .number(Double(item.count))]
                 if ranking == .individuals { object["individuals"] = .number(Double(item.weight)) }
@@ -456,9 +459,9 @@ public struct LiveLayer: Sendable {
             output += #""individuals":"#.utf8
             JSONValue.encodeNumber(Double(summary.weight), into: &output)
             output += #","species_count":"#.utf8
-            JSONValue.encodeNumber(Double(summary.partitionCounts.count), into: &output)
+            JSONValue.encodeNumber(Double(summary.partitionTotal), into: &output)
             output += #","top_species":["#.utf8
-            for (k, item) in ranking.top(summary.partitionCounts, 3).enumerated() {
+            for (k, item) in ranking.top(summary.partitionCounts, Self.topSpeciesShown).enumerated() {
                 output += k == 0 ? #"{"species":"#.utf8 : #",{"species":"#.utf8
                 output += partitionNameTexts[item.partition]
                 output += #","count":"#.utf8
@@ -491,6 +494,9 @@ public struct LiveLayer: Sendable {
             break
         }
     }
+
+    /// Species a sightings cluster names in `top_species`.
+    static let topSpeciesShown = 3
 
     /// Summary for `layers` answers.
     public var summary: JSONValue {

@@ -571,6 +571,50 @@ extension LiveClusterIndexTests {
         #expect(model.count == index.count && model.count > 100)
     }
 
+    /// Summaries limited to `k` partitions per ranking keep what the top `k` by count and
+    /// by weight need: the same clusters, the same total of partitions, and the same top
+    /// `k` by either ranking (ties to the earlier by count) as the full summaries, listed
+    /// in their order. Many partitions per cluster, with repeated counts and weights, so
+    /// that the two rankings differ and ties occur.
+    @Test func summariesLimitedPerRankingAnswerTheTopOnesAsFullOnesDo() throws {
+        var random = SeededRandom(seed: 21)
+        let points = (0..<3_000).map { _ in
+            var point = Self.randomPoint(&random)
+            point.partition = Int(random.next() % 40)
+            point.weight = 1 + Int(random.next() % 4) * Int(random.next() % 4)
+            return point
+        }
+        let full = try LiveClusterIndex(points: points, options: Self.options, partitioned: true)
+        let limited = try LiveClusterIndex(points: points, options: Self.options, partitioned: true,
+                                           partitionsPerSummary: 3)
+        /// The `k` largest weights, ties to the earlier, as the sightings layer ranks them.
+        func byWeight(_ totals: [PartitionTotal], _ k: Int) -> [PartitionTotal] {
+            Array(totals.enumerated().sorted { ($0.element.weight, -$0.offset) > ($1.element.weight, -$1.offset) }
+                .prefix(k).map(\.element))
+        }
+        var compared = 0, shortened = 0
+        for zoom in 0...Self.options.maxZoom {
+            let a = try full.clusters(in: .world, zoom: Double(zoom))
+            let b = try limited.clusters(in: .world, zoom: Double(zoom))
+            #expect(a.features == b.features, "zoom \(zoom)")
+            for (x, y) in zip(a.features, b.features) {
+                guard let i = x.aggregateIndex, let j = y.aggregateIndex else { continue }
+                let all = a.summaries[i].partitionCounts, kept = b.summaries[j].partitionCounts
+                #expect(b.summaries[j].partitionTotal == all.count && a.summaries[i].partitionTotal == all.count)
+                #expect(kept.count <= 6 && kept.count >= min(3, all.count))
+                #expect(Array(kept.prefix(3)) == Array(all.prefix(3)))
+                #expect(byWeight(kept, 3) == byWeight(all, 3))
+                #expect(kept.allSatisfy { item in all.contains(item) })
+                #expect(kept == all.filter { kept.contains($0) }, "in the full summary's order")
+                #expect(b.summaries[j].weight == a.summaries[i].weight)
+                compared += 1
+                if kept.count < all.count { shortened += 1 }
+            }
+        }
+        #expect(compared > 100 && shortened > 50)
+        #expect(throws: GeoClusterError.self) { try LiveClusterIndex(partitionsPerSummary: 0) }
+    }
+
     @Test func aBulkBuildRejectsTheFirstBadPointAsInsertsDo() throws {
         let good = Self.bulkPoints(10, seed: 3)
         var badCoordinate = good, badPartition = good, both = good
