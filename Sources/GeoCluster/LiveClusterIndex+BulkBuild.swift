@@ -113,6 +113,7 @@ struct BulkBuilder {
                     node.histogram.append(item)
                 }
             }
+            node.histogram = node.histogram.trimmed()
         }
         return node
     }
@@ -134,6 +135,8 @@ struct BulkBuilder {
             node.aggregate.add(entry)
             if histogram { node.count(entry, sign: 1) }
         }
+        // Grown one partition at a time; kept for as long as the node.
+        if histogram { node.histogram = node.histogram.trimmed() }
         return node
     }
 }
