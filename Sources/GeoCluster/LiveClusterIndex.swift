@@ -84,8 +84,7 @@ public struct LiveClusterIndex: Sendable {
 
     /// The point at a slot, `nil` if the slot is free or beyond ``slotCount``.
     public func point(at slot: Int) -> LivePoint? {
-        guard slot >= 0, slot < table.count else { return nil }
-        return entry(at: slot)?.point
+        entry(at: slot)?.point
     }
 
     /// Adds a point at a free slot (``slotCount`` or a slot freed by ``remove(slot:)``).
@@ -224,7 +223,7 @@ public struct LiveClusterIndex: Sendable {
     /// held none.
     @discardableResult
     public mutating func remove(slot: Int) -> LivePoint? {
-        guard slot >= 0, slot < table.count, let entry = entry(at: slot) else { return nil }
+        guard let entry = entry(at: slot) else { return nil }
         Self.remove(entry, from: &combined, bucketSize: options.bucketSize, histogram: partitioned)
         if partitioned {
             Self.remove(entry, from: &trees[Int(entry.partition)], bucketSize: options.bucketSize, histogram: false)
@@ -260,9 +259,11 @@ public struct LiveClusterIndex: Sendable {
                 WebMercator.longitude(x: LeafEntry.unquantize(maxX)), WebMercator.latitude(y: LeafEntry.unquantize(minY))]
     }
 
-    /// The leaf entry of the point at a taken slot, found in the smallest tree that holds
-    /// it by descending to its position.
+    /// The leaf entry of the point at a slot, found in the smallest tree that holds it by
+    /// descending to its position; `nil` for a free slot or one beyond ``slotCount``.
     func entry(at slot: Int) -> LeafEntry? {
+        // Slots below the table's count fit in 32 bits: insert and load keep them so.
+        guard slot >= 0, slot < table.count else { return nil }
         let key = table[slot]
         guard key.isTaken else { return nil }
         let tree = partitioned && trees.indices.contains(Int(key.partition)) ? trees[Int(key.partition)] : combined
