@@ -5,42 +5,80 @@
 /// `{"type":"Feature","id":ID,"geometry":{"type":"Point","coordinates":[X,Y]},"properties":…}`:
 /// 81 bytes of each (a third of a sighting's text) are always the same. A text of that
 /// form is kept as the id's text, the coordinates' text and the rest, with the lengths of
-/// the first two; any other text is kept whole. The cut is checked byte for byte where it
-/// is made, so putting the fixed parts back gives the text given, whatever it holds.
+/// the first two; any other text is kept whole. In the rest, the members' names of the
+/// layer kinds (`"species":`, `"observed_at":`, …, ``phrase(_:)``) are kept as one byte
+/// each, a byte below 0x20, which JSON text never holds as itself (control characters
+/// inside strings are escaped); a rest that holds such a byte anyway is kept as given.
+/// The cut is checked byte for byte where it is made, so putting the fixed parts back
+/// gives the text given, whatever it holds.
 struct FeatureText: Sendable, Equatable {
-    /// A header, then the text's parts: `[0]` for a text kept whole; `[1, id length (2
-    /// bytes, little-endian), coordinates length (2 bytes)]` for one kept in parts.
+    /// A header, then the text's parts: `[0]` for a text kept whole; `[1 or 2, id length
+    /// (2 bytes, little-endian), coordinates length (2 bytes)]` for one kept in parts, 2
+    /// when the rest's phrases are kept as one byte each.
     private let storage: [UInt8]
 
     private static let whole: UInt8 = 0
     private static let parts: UInt8 = 1
+    private static let partsWithPhrases: UInt8 = 2
     private static let partsHeader = 5
 
     static let beforeID: StaticString = #"{"type":"Feature","id":"#
     static let beforeCoordinates: StaticString = #","geometry":{"type":"Point","coordinates":["#
     static let beforeRest: StaticString = #"]},"properties":"#
 
+    /// Text that the properties of nearly every record of a kind hold: the names of the
+    /// members that sightings, places and stations are made of (and a note's), and the
+    /// end of a time at Korea's offset. Phrase `k` is kept as the byte `k + 1`; each starts
+    /// with a quote or a plus sign, and ``phrase(in:at:)`` tells them apart by their second
+    /// byte. A switch rather than an array: answers read a phrase per member of every
+    /// feature they write.
+    @inline(__always)
+    static func phrase(_ k: Int) -> StaticString {
+        switch k {
+        case 0: #""species":""#
+        case 1: #""count":"#
+        case 2: #""observed_at":""#
+        case 3: #""observer_id":""#
+        case 4: #""note":"#
+        case 5: #""name":""#
+        case 6: #""category":""#
+        case 7: #""dwell_minutes":"#
+        case 8: #""lines":"#
+        default: #"+09:00""#
+        }
+    }
+
+    static let phraseCount = 10
+
     init(_ text: [UInt8]) { self.init(text[...]) }
 
     init(_ text: ArraySlice<UInt8>) {
         storage = text.withUnsafeBufferPointer { text in
-            var storage = [UInt8]()
             guard let cut = Self.cut(text) else {
+                var storage = [UInt8]()
                 storage.reserveCapacity(1 + text.count)
                 storage.append(Self.whole)
                 storage.append(contentsOf: text)
                 return storage
             }
-            storage.reserveCapacity(Self.partsHeader + text.count - Self.fixedCount)
-            storage.append(Self.parts)
-            storage.append(UInt8(truncatingIfNeeded: cut.id.count))
-            storage.append(UInt8(truncatingIfNeeded: cut.id.count >> 8))
-            storage.append(UInt8(truncatingIfNeeded: cut.coordinates.count))
-            storage.append(UInt8(truncatingIfNeeded: cut.coordinates.count >> 8))
-            storage.append(contentsOf: UnsafeBufferPointer(rebasing: text[cut.id]))
-            storage.append(contentsOf: UnsafeBufferPointer(rebasing: text[cut.coordinates]))
-            storage.append(contentsOf: UnsafeBufferPointer(rebasing: text[cut.rest]))
-            return storage
+            let rest = UnsafeBufferPointer(rebasing: text[cut.rest])
+            let keepsPhrases = !rest.contains { $0 < Self.firstUnusedByte }
+            // Written to scratch space first, then copied to storage of its size: the rest
+            // with its phrases is shorter than given.
+            let bound = Self.partsHeader + cut.id.count + cut.coordinates.count + rest.count
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { scratch in
+                var output = scratch.baseAddress!
+                output[0] = keepsPhrases ? Self.partsWithPhrases : Self.parts
+                output[1] = UInt8(truncatingIfNeeded: cut.id.count)
+                output[2] = UInt8(truncatingIfNeeded: cut.id.count >> 8)
+                output[3] = UInt8(truncatingIfNeeded: cut.coordinates.count)
+                output[4] = UInt8(truncatingIfNeeded: cut.coordinates.count >> 8)
+                output += Self.partsHeader
+                output = Self.copy(UnsafeBufferPointer(rebasing: text[cut.id]), to: output)
+                output = Self.copy(UnsafeBufferPointer(rebasing: text[cut.coordinates]), to: output)
+                output = keepsPhrases ? Self.keepingPhrases(rest, to: output) : Self.copy(rest, to: output)
+                return Array(UnsafeBufferPointer(start: scratch.baseAddress, count: output - scratch.baseAddress!))
+            }
         }
     }
 
@@ -54,37 +92,174 @@ struct FeatureText: Sendable, Equatable {
 
     /// Bytes of the text.
     var count: Int {
-        storage[0] == Self.whole ? storage.count - 1 : storage.count - Self.partsHeader + Self.fixedCount
-    }
-
-    /// Whether the text is kept in parts (for tests).
-    var isCut: Bool { storage[0] == Self.parts }
-
-    /// Appends the text.
-    func append(to output: inout [UInt8]) {
         storage.withUnsafeBufferPointer { storage in
-            guard storage[0] == Self.parts else {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: storage[1...]))
-                return
+            switch storage[0] {
+            case Self.whole: storage.count - 1
+            case Self.parts: storage.count - Self.partsHeader + Self.fixedCount
+            default:
+                Self.restStart(storage) - Self.partsHeader + Self.fixedCount
+                    + Self.countWithPhrases(UnsafeBufferPointer(rebasing: storage[Self.restStart(storage)...]))
             }
-            let idEnd = Self.partsHeader + (Int(storage[1]) | Int(storage[2]) << 8)
-            let coordinatesEnd = idEnd + (Int(storage[3]) | Int(storage[4]) << 8)
-            Self.append(Self.beforeID, to: &output)
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: storage[Self.partsHeader..<idEnd]))
-            Self.append(Self.beforeCoordinates, to: &output)
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: storage[idEnd..<coordinatesEnd]))
-            Self.append(Self.beforeRest, to: &output)
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: storage[coordinatesEnd...]))
         }
     }
 
+    /// Whether the text is kept in parts (for tests).
+    var isCut: Bool { storage[0] != Self.whole }
+
+    /// Whether the rest of the text is kept with its phrases as one byte each (for tests).
+    var keepsPhrases: Bool { storage[0] == Self.partsWithPhrases }
+
+    /// Bytes kept, the header included (for tests).
+    var storedCount: Int { storage.count }
+
+    /// Appends the text: written whole to scratch space, then appended in one copy.
+    func append(to output: inout [UInt8]) {
+        storage.withUnsafeBufferPointer { storage in
+            guard storage[0] != Self.whole else {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: storage[1...]))
+                return
+            }
+            let restStart = Self.restStart(storage)
+            let withPhrases = storage[0] == Self.partsWithPhrases
+            let rest = storage.count - restStart
+            // Most texts fit the stack's scratch space however many phrases their rest holds;
+            // the others are measured first.
+            let bound = restStart - Self.partsHeader + Self.fixedCount + (withPhrases ? rest * Self.longestPhrase : rest)
+            if bound <= Self.scratchBytes {
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scratchBytes) { scratch in
+                    let end = Self.write(storage, to: scratch.baseAddress!)
+                    output.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: end - scratch.baseAddress!))
+                }
+            } else {
+                let count = restStart - Self.partsHeader + Self.fixedCount
+                    + (withPhrases ? Self.countWithPhrases(UnsafeBufferPointer(rebasing: storage[restStart...])) : rest)
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
+                    let end = Self.write(storage, to: scratch.baseAddress!)
+                    output.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: end - scratch.baseAddress!))
+                }
+            }
+        }
+    }
+
+    /// Scratch space for ``append(to:)``, small enough for the stack.
+    private static let scratchBytes = 1024
+
+    /// Writes a text kept in parts whole; returns the end.
+    private static func write(_ storage: UnsafeBufferPointer<UInt8>, to text: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        let idEnd = partsHeader + (Int(storage[1]) | Int(storage[2]) << 8)
+        let restStart = restStart(storage)
+        let rest = UnsafeBufferPointer(rebasing: storage[restStart...])
+        var text = copy(beforeID, to: text)
+        text = copy(UnsafeBufferPointer(rebasing: storage[partsHeader..<idEnd]), to: text)
+        text = copy(beforeCoordinates, to: text)
+        text = copy(UnsafeBufferPointer(rebasing: storage[idEnd..<restStart]), to: text)
+        text = copy(beforeRest, to: text)
+        return storage[0] == partsWithPhrases ? puttingPhrases(rest, to: text) : copy(rest, to: text)
+    }
+
+    private static func restStart(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
+        partsHeader + (Int(storage[1]) | Int(storage[2]) << 8) + (Int(storage[3]) | Int(storage[4]) << 8)
+    }
+
     @inline(__always)
-    private static func append(_ text: StaticString, to output: inout [UInt8]) {
-        output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    private static func copy(_ bytes: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return output }
+        output.initialize(from: base, count: bytes.count)
+        return output + bytes.count
+    }
+
+    @inline(__always)
+    private static func copy(_ text: StaticString, to output: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        copy(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount), to: output)
     }
 
     private static let fixedCount = beforeID.utf8CodeUnitCount + beforeCoordinates.utf8CodeUnitCount
         + beforeRest.utf8CodeUnitCount
+
+    // MARK: Phrases
+
+    /// Bytes below this one stand for phrases (``phrase(_:)``) in a rest kept with them.
+    private static let firstUnusedByte: UInt8 = 0x20
+
+    /// Writes `rest` with each phrase it holds as its byte; returns the end.
+    private static func keepingPhrases(_ rest: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        var output = output
+        var position = 0
+        while position < rest.count {
+            let byte = rest[position]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "+"), let k = phrase(in: rest, at: position) {
+                output.pointee = UInt8(k + 1)
+                position += phrase(k).utf8CodeUnitCount
+            } else {
+                output.pointee = byte
+                position += 1
+            }
+            output += 1
+        }
+        return output
+    }
+
+    /// The phrase that `text` holds at `position`, if any.
+    @inline(__always)
+    private static func phrase(in text: UnsafeBufferPointer<UInt8>, at position: Int) -> Int? {
+        guard position + 1 < text.count else { return nil }
+        // Told apart by their second byte, but for "name" and "note".
+        let candidates: (Int, Int)
+        switch text[position + 1] {
+        case UInt8(ascii: "s"): candidates = (0, 0)
+        case UInt8(ascii: "c"): candidates = (1, 6)
+        case UInt8(ascii: "o"): candidates = (2, 3)
+        case UInt8(ascii: "n"): candidates = (4, 5)
+        case UInt8(ascii: "d"): candidates = (7, 7)
+        case UInt8(ascii: "l"): candidates = (8, 8)
+        case UInt8(ascii: "0"): candidates = (9, 9)
+        default: return nil
+        }
+        if match(phrase(candidates.0), in: text, at: position) != nil { return candidates.0 }
+        if candidates.1 != candidates.0, match(phrase(candidates.1), in: text, at: position) != nil {
+            return candidates.1
+        }
+        return nil
+    }
+
+    /// Bytes of a rest kept with its phrases, once they are put back.
+    private static func countWithPhrases(_ rest: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = rest.count
+        for byte in rest where byte < firstUnusedByte {
+            count += phrase(Int(byte) - 1).utf8CodeUnitCount - 1
+        }
+        return count
+    }
+
+    /// Writes a rest kept with its phrases as given; returns the end. Byte by byte: the runs
+    /// between phrases are a few bytes each, shorter than a call to copy them.
+    private static func puttingPhrases(_ rest: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        var output = output
+        for byte in rest {
+            if byte >= firstUnusedByte {
+                output.pointee = byte
+                output += 1
+            } else {
+                let phrase = phrase(Int(byte) - 1)
+                for k in 0..<phrase.utf8CodeUnitCount { output[k] = phrase.utf8Start[k] }
+                output += phrase.utf8CodeUnitCount
+            }
+        }
+        return output
+    }
+
+    /// The length of the longest phrase, `"dwell_minutes":`.
+    static let longestPhrase = 16
+
+    // MARK: The cut
 
     /// Where a text of the usual form has its id, its coordinates and the rest; `nil` for
     /// any other text, or parts too long for the header.
