@@ -91,15 +91,16 @@ struct FeatureText: Sendable, Equatable {
     }
 
     /// Bytes of the text.
-    var count: Int {
-        storage.withUnsafeBufferPointer { storage in
-            switch storage[0] {
-            case Self.whole: storage.count - 1
-            case Self.parts: storage.count - Self.partsHeader + Self.fixedCount
-            default:
-                Self.restStart(storage) - Self.partsHeader + Self.fixedCount
-                    + Self.countWithPhrases(UnsafeBufferPointer(rebasing: storage[Self.restStart(storage)...]))
-            }
+    var count: Int { storage.withUnsafeBufferPointer(Self.count) }
+
+    /// Bytes of the text that `storage` keeps.
+    private static func count(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
+        switch storage[0] {
+        case whole: return storage.count - 1
+        case parts: return storage.count - partsHeader + fixedCount
+        default:
+            let restStart = restStart(storage)
+            return restStart - partsHeader + fixedCount + countWithPhrases(UnsafeBufferPointer(rebasing: storage[restStart...]))
         }
     }
 
@@ -120,23 +121,15 @@ struct FeatureText: Sendable, Equatable {
                 return
             }
             let restStart = Self.restStart(storage)
-            let withPhrases = storage[0] == Self.partsWithPhrases
             let rest = storage.count - restStart
             // Most texts fit the stack's scratch space however many phrases their rest holds;
             // the others are measured first.
-            let bound = restStart - Self.partsHeader + Self.fixedCount + (withPhrases ? rest * Self.longestPhrase : rest)
-            if bound <= Self.scratchBytes {
-                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scratchBytes) { scratch in
-                    let end = Self.write(storage, to: scratch.baseAddress!)
-                    output.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: end - scratch.baseAddress!))
-                }
-            } else {
-                let count = restStart - Self.partsHeader + Self.fixedCount
-                    + (withPhrases ? Self.countWithPhrases(UnsafeBufferPointer(rebasing: storage[restStart...])) : rest)
-                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
-                    let end = Self.write(storage, to: scratch.baseAddress!)
-                    output.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: end - scratch.baseAddress!))
-                }
+            let bound = restStart - Self.partsHeader + Self.fixedCount
+                + (storage[0] == Self.partsWithPhrases ? rest * Self.longestPhrase : rest)
+            let capacity = bound <= Self.scratchBytes ? Self.scratchBytes : Self.count(storage)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+                let end = Self.write(storage, to: scratch.baseAddress!)
+                output.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: end - scratch.baseAddress!))
             }
         }
     }
