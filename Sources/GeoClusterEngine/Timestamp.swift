@@ -16,18 +16,30 @@ import GeoClusterWire
 public struct Timestamp: Sendable, Hashable {
     /// Seconds since 1970-01-01T00:00:00Z, the fraction dropped (rounded towards the past).
     public let epochSeconds: Int64
-    /// Days since 1970-01-01 of the date as written, before applying the offset.
-    public let localDay: Int32
+    /// The input's bytes when it is not the form ``canonicalText`` writes again from the
+    /// fields below (a fraction, a lower-case `t` or `z`, a space, a leap second); `nil`
+    /// when it is. A sighting keeps its time, and a string of 25 bytes takes a heap
+    /// allocation of its own: most inputs are in that form, and keep none. An array rather
+    /// than a `String` (8 bytes rather than 16), and the fields below in 4 bytes, so that a
+    /// timestamp takes 20 bytes and a record holding one fits in 112 (see
+    /// `LayerRecordTests`).
+    private let writtenBytes: [UInt8]?
     /// Minutes east of UTC of the offset as written.
     private let offsetMinutes: Int16
     private let month: UInt8
     /// How the offset is written: `Z`, `+` or `-` (for `-00:00`, which is UTC too).
     private let marker: UInt8
-    /// The input when it is not the form ``canonicalText`` writes again from the fields
-    /// above (a fraction, a lower-case `t` or `z`, a space, a leap second); `nil` when it
-    /// is. A sighting keeps its time, and a string of 25 bytes takes a heap allocation of
-    /// its own: most inputs are in that form, and keep none.
-    let writtenText: String?
+
+    /// Days since 1970-01-01 of the date as written, before applying the offset.
+    public var localDay: Int32 {
+        let local = epochSeconds + Int64(offsetMinutes) * 60
+        // Within years 1...9999 (checked when made), so the quotient fits.
+        return Int32(truncatingIfNeeded: local >= 0 ? local / 86_400 : (local - 86_399) / 86_400)
+    }
+
+    /// The input when it is not in the form written again from the fields (see
+    /// ``writtenBytes``), `nil` when it is.
+    var writtenText: String? { writtenBytes.map { String(decoding: $0, as: UTF8.self) } }
 
     /// Month of the date as written, 1...12.
     public var localMonth: Int { Int(month) }
@@ -98,10 +110,9 @@ public struct Timestamp: Sendable, Hashable {
     }
 
     /// `bytes` are the UTF-8 of `text`.
-    private init(epochSeconds: Int64, localDay: Int32, localMonth: Int, offsetMinutes: Int, marker: UInt8, text: String,
+    private init(epochSeconds: Int64, localMonth: Int, offsetMinutes: Int, marker: UInt8,
                  bytes: UnsafeBufferPointer<UInt8>) {
         self.epochSeconds = epochSeconds
-        self.localDay = localDay
         self.month = UInt8(localMonth)
         self.offsetMinutes = Int16(offsetMinutes)
         self.marker = marker
@@ -111,14 +122,14 @@ public struct Timestamp: Sendable, Hashable {
                                                 marker: marker, into: buffer)
             return bytes.count == count && bytes.elementsEqual(UnsafeBufferPointer(rebasing: buffer[..<count]))
         }
-        writtenText = isCanonical ? nil : text
+        writtenBytes = isCanonical ? nil : Array(bytes)
     }
 
     /// The instant and offset that ``text`` is written again from, or `nil` when the input
     /// was in another form and is kept as it came (``init(epochSeconds:offsetMinutes:marker:)``
     /// gives this timestamp back from them).
     var canonicalFields: (epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8)? {
-        writtenText == nil ? (epochSeconds, offsetMinutes, marker) : nil
+        writtenBytes == nil ? (epochSeconds, offsetMinutes, marker) : nil
     }
 
     /// The timestamp that parsing its canonical text gives (`YYYY-MM-DDTHH:MM:SS` then `Z`
@@ -138,11 +149,10 @@ public struct Timestamp: Sendable, Hashable {
         guard (Self.firstLocalSecond...Self.lastLocalSecond).contains(local) else { return nil }
         let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         self.epochSeconds = epochSeconds
-        self.localDay = Int32(day)
         self.month = UInt8(LocalDate.civil(daysSince1970: day).month)
         self.offsetMinutes = offsetMinutes
         self.marker = marker
-        self.writtenText = nil
+        self.writtenBytes = nil
     }
 
     /// The first and last second, in the offset as written, of the years a timestamp may have.
@@ -211,9 +221,8 @@ public struct Timestamp: Sendable, Hashable {
             }
         }
         let epochSeconds = Int64(date.day) * 86_400 + Int64(localSeconds - offsetSeconds)
-        return Timestamp(epochSeconds: epochSeconds, localDay: date.day, localMonth: date.month,
-                         offsetMinutes: offsetSeconds / 60, marker: offsetMarker,
-                         text: text, bytes: bytes)
+        return Timestamp(epochSeconds: epochSeconds, localMonth: date.month,
+                         offsetMinutes: offsetSeconds / 60, marker: offsetMarker, bytes: bytes)
     }
 }
 

@@ -37,6 +37,15 @@ struct LayerRecordTests {
 
     // MARK: Valid records in both shapes
 
+    /// Every record of a large layer holds these: a layer of 10M sightings keeps 10M of
+    /// them, so each 8 bytes more is 80 MB more resident.
+    @Test func recordsKeepTheirSizes() {
+        #expect(MemoryLayout<Timestamp>.size == 20)
+        #expect(MemoryLayout<RecordFields>.size <= 45)
+        #expect(MemoryLayout<LayerRecord>.stride <= 112)
+        #expect(MemoryLayout<LayerRecord?>.stride == MemoryLayout<LayerRecord>.stride)
+    }
+
     @Test func aFlatSightingBuildsItsFeature() throws {
         let record = try LayerRecord(json: .object(Self.sighting), kind: .sightings, layer: "test", index: 0)
         #expect(record.idKey == "s7")

@@ -95,6 +95,22 @@ struct TimestampTests {
         }
     }
 
+    /// The local day is read from the instant and the offset: it is the date as written,
+    /// whatever the offset, at the ends of the years, days and of the range, and at a leap
+    /// second.
+    @Test func theLocalDayIsTheDateAsWritten() throws {
+        for text in ["2024-02-29T23:30:00+09:00", "2024-03-01T00:00:00+09:00", "2024-02-29T00:00:00-23:59",
+                     "2024-02-29T23:59:59+23:59", "1970-01-01T00:00:00+14:00", "1969-12-31T23:59:59-12:00",
+                     "1969-12-31T23:59:59.999Z", "0001-01-01T00:00:00+23:59", "0001-01-01T00:00:00-23:59",
+                     "9999-12-31T23:59:59-23:59", "9999-12-31T23:59:59+23:59", "2016-12-31T23:59:60Z",
+                     "2017-01-01T08:59:60+09:00", "2016-12-31T14:59:60-09:00", "1900-03-01 00:00:00-00:30"] {
+            let timestamp = try Timestamp.parse(text)
+            let date = try LocalDate.parse(String(text.prefix(10)))
+            #expect(timestamp.localDate == date, "\(text)")
+            #expect(timestamp.localMonth == Int(text.dropFirst(5).prefix(2)), "\(text)")
+        }
+    }
+
     @Test func theExtremeYears() throws {
         let first = try Timestamp.parse("0001-01-01T00:00:00Z")
         #expect(first.epochSeconds == -62_135_596_800)
