@@ -63,7 +63,16 @@ public struct LayerRecord: Sendable, Equatable {
     /// same way (``FeatureText``). Made again at each read: answers append it with
     /// ``appendFeatureText(to:)``.
     public var featureText: [UInt8] { text.text }
-    private let text: FeatureText
+    private var text: FeatureText {
+        switch texts {
+        case let .shown(text): text
+        case let .shownAndWritten(texts): texts.shown
+        }
+    }
+    /// The feature's text, and its text as written when answers show it otherwise; one
+    /// word in the record either way (a layer holds millions of records, and few are
+    /// shown otherwise than written).
+    private let texts: Texts
 
     /// Appends ``featureText``.
     public func appendFeatureText(to output: inout [UInt8]) { text.append(to: &output) }
@@ -77,7 +86,10 @@ public struct LayerRecord: Sendable, Equatable {
     /// For a record that answers show otherwise than written (at a generalised position,
     /// ``generalized()``, or without its note, ``withholdingNote()``), its feature as
     /// written, which only its owner and admin keys are given; `nil` otherwise.
-    public private(set) var ownerFeatureText: [UInt8]?
+    public var ownerFeatureText: [UInt8]? {
+        guard case let .shownAndWritten(texts) = texts else { return nil }
+        return texts.written
+    }
 
     /// The GeoJSON Feature answered for this record, parsed from ``featureText`` (about a
     /// microsecond): for nearby answers and answers built as values.
@@ -138,7 +150,7 @@ public struct LayerRecord: Sendable, Equatable {
             coordinate = try reader.pointGeometry(object["geometry"])
             let properties = try reader.optionalObject(object["properties"], field: "properties")
             fields = try reader.fields(kind, from: properties ?? JSONObject())
-            self.text = FeatureText(text ?? Self.text(json))
+            texts = .shown(FeatureText(text ?? Self.text(json)))
             (observerID, hasNote) = Self.ownerMembers(of: properties)
         } else {
             let id = try reader.id(object["id"], kind: kind)
@@ -151,7 +163,7 @@ public struct LayerRecord: Sendable, Equatable {
             fields = try reader.fields(kind, from: object)
             let freeForm = try reader.optionalObject(object["properties"], field: "properties")
             let feature = try reader.feature(flat: object, kindFields: kindFields, freeForm: freeForm, id: id.value)
-            self.text = FeatureText(Self.text(feature))
+            texts = .shown(FeatureText(Self.text(feature)))
             (observerID, hasNote) = Self.ownerMembers(of: feature["properties"]?.objectValue)
         }
     }
@@ -419,10 +431,9 @@ extension LayerRecord {
         properties["position_generalized_deg"] = .number(1 / cells)
         feature["properties"] = .object(properties)
         feature["geometry"] = ["type": "Point", "coordinates": [.number(shown.longitude), .number(shown.latitude)]]
-        var record = LayerRecord(idKey: idKey, coordinate: shown, fields: fields,
-                                 featureText: Self.text(.object(feature))[...], observerID: observerID, hasNote: hasNote)
-        record.ownerFeatureText = ownerFeatureText ?? featureText
-        return record
+        return LayerRecord(idKey: idKey, coordinate: shown, fields: fields,
+                           featureText: Self.text(.object(feature))[...], observerID: observerID, hasNote: hasNote,
+                           writtenText: ownerFeatureText ?? featureText)
     }
 
     /// The centre of the grid cell that a sensitive sighting at `coordinate` is shown at
@@ -447,19 +458,43 @@ extension LayerRecord {
               case var .object(properties) = feature["properties"] ?? .null else { return self }
         properties["note"] = nil
         feature["properties"] = .object(properties)
-        var record = LayerRecord(idKey: idKey, coordinate: coordinate, fields: fields,
-                                 featureText: Self.text(.object(feature))[...], observerID: observerID, hasNote: false)
-        record.ownerFeatureText = ownerFeatureText ?? featureText
-        return record
+        return LayerRecord(idKey: idKey, coordinate: coordinate, fields: fields,
+                           featureText: Self.text(.object(feature))[...], observerID: observerID, hasNote: false,
+                           writtenText: ownerFeatureText ?? featureText)
     }
 
+    /// - Parameter writtenText: the feature as written, when `featureText` shows it
+    ///   otherwise (``ownerFeatureText``).
     init(idKey: String, coordinate: Coordinate, fields: RecordFields, featureText: ArraySlice<UInt8>,
-                 observerID: String?, hasNote: Bool) {
+         observerID: String?, hasNote: Bool, writtenText: [UInt8]? = nil) {
         self.idKey = idKey
         self.coordinate = coordinate
         self.fields = fields
-        self.text = FeatureText(featureText)
+        let shown = FeatureText(featureText)
+        texts = writtenText.map { .shownAndWritten(ShownAndWrittenText(shown: shown, written: $0)) } ?? .shown(shown)
         self.observerID = observerID
         self.hasNote = hasNote
+    }
+}
+
+/// A record's feature text, with its text as written when answers show it otherwise
+/// (``LayerRecord/ownerFeatureText``): a reference or an array, so one word.
+private enum Texts: Sendable, Equatable {
+    case shown(FeatureText)
+    case shownAndWritten(ShownAndWrittenText)
+}
+
+/// The texts of a record that answers show otherwise than written.
+private final class ShownAndWrittenText: Sendable, Equatable {
+    let shown: FeatureText
+    let written: [UInt8]
+
+    init(shown: FeatureText, written: [UInt8]) {
+        self.shown = shown
+        self.written = written
+    }
+
+    static func == (lhs: ShownAndWrittenText, rhs: ShownAndWrittenText) -> Bool {
+        lhs.shown == rhs.shown && lhs.written == rhs.written
     }
 }

@@ -21,7 +21,7 @@ public struct Timestamp: Sendable, Hashable {
     /// when it is. A sighting keeps its time, and a string of 25 bytes takes a heap
     /// allocation of its own: most inputs are in that form, and keep none. An array rather
     /// than a `String` (8 bytes rather than 16), and the fields below in 4 bytes, so that a
-    /// timestamp takes 20 bytes and a record holding one fits in 112 (see
+    /// timestamp takes 20 bytes and a record holding one fits in 104 (see
     /// `LayerRecordTests`).
     private let writtenBytes: [UInt8]?
     /// Minutes east of UTC of the offset as written.
