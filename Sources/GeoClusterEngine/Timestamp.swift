@@ -32,9 +32,13 @@ public struct Timestamp: Sendable, Hashable {
 
     /// Days since 1970-01-01 of the date as written, before applying the offset.
     public var localDay: Int32 {
-        let local = epochSeconds + Int64(offsetMinutes) * 60
-        // Within years 1...9999 (checked when made), so the quotient fits.
-        return Int32(truncatingIfNeeded: local >= 0 ? local / 86_400 : (local - 86_399) / 86_400)
+        // Within years 1...9999 (checked when made), so the day fits.
+        Int32(truncatingIfNeeded: Self.day(ofLocalSecond: epochSeconds + Int64(offsetMinutes) * 60))
+    }
+
+    /// The day since 1970-01-01 that a second since then falls in, rounded towards the past.
+    private static func day(ofLocalSecond second: Int64) -> Int64 {
+        second >= 0 ? second / 86_400 : (second - 86_399) / 86_400
     }
 
     /// The input when it is not in the form written again from the fields (see
@@ -81,7 +85,7 @@ public struct Timestamp: Sendable, Hashable {
     private static func writeCanonicalText(epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8,
                                            into bytes: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let local = epochSeconds + Int64(offsetMinutes) * 60
-        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let days = day(ofLocalSecond: local)
         let secondOfDay = Int(local - days * 86_400)
         let (year, month, day) = LocalDate.civil(daysSince1970: days)
         var count = 0
@@ -147,7 +151,7 @@ public struct Timestamp: Sendable, Hashable {
         guard (Self.firstLocalSecond - 86_400...Self.lastLocalSecond + 86_400).contains(epochSeconds) else { return nil }
         let local = epochSeconds + Int64(offsetMinutes) * 60
         guard (Self.firstLocalSecond...Self.lastLocalSecond).contains(local) else { return nil }
-        let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let day = Self.day(ofLocalSecond: local)
         self.epochSeconds = epochSeconds
         self.month = UInt8(LocalDate.civil(daysSince1970: day).month)
         self.offsetMinutes = offsetMinutes
