@@ -62,13 +62,11 @@ struct FeatureText: Sendable, Equatable {
                 return storage
             }
             let rest = UnsafeBufferPointer(rebasing: text[cut.rest])
-            let keepsPhrases = !rest.contains { $0 < Self.firstUnusedByte }
             // Written to scratch space first, then copied to storage of its size: the rest
             // with its phrases is shorter than given.
             let bound = Self.partsHeader + cut.id.count + cut.coordinates.count + rest.count
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { scratch in
                 var output = scratch.baseAddress!
-                output[0] = keepsPhrases ? Self.partsWithPhrases : Self.parts
                 output[1] = UInt8(truncatingIfNeeded: cut.id.count)
                 output[2] = UInt8(truncatingIfNeeded: cut.id.count >> 8)
                 output[3] = UInt8(truncatingIfNeeded: cut.coordinates.count)
@@ -76,7 +74,13 @@ struct FeatureText: Sendable, Equatable {
                 output += Self.partsHeader
                 output = Self.copy(UnsafeBufferPointer(rebasing: text[cut.id]), to: output)
                 output = Self.copy(UnsafeBufferPointer(rebasing: text[cut.coordinates]), to: output)
-                output = keepsPhrases ? Self.keepingPhrases(rest, to: output) : Self.copy(rest, to: output)
+                if let end = Self.keepingPhrases(rest, to: output) {
+                    scratch[0] = Self.partsWithPhrases
+                    output = end
+                } else {
+                    scratch[0] = Self.parts
+                    output = Self.copy(rest, to: output)
+                }
                 return Array(UnsafeBufferPointer(start: scratch.baseAddress, count: output - scratch.baseAddress!))
             }
         }
@@ -178,22 +182,34 @@ struct FeatureText: Sendable, Equatable {
     /// Bytes below this one stand for phrases (``phrase(_:)``) in a rest kept with them.
     private static let firstUnusedByte: UInt8 = 0x20
 
-    /// Writes `rest` with each phrase it holds as its byte; returns the end.
+    /// Writes `rest` with each phrase it holds as its byte; returns the end, or `nil` when
+    /// the rest holds a byte below ``firstUnusedByte`` (it is then kept as given). Phrases
+    /// are looked for where they begin in a text of the usual form: a member's name after
+    /// `{` or `,`, the end of a time at a plus sign. Any byte above `+` is copied as it is
+    /// after one comparison: letters, digits, `,`, `:`, `-`, `.`, most of a text.
     private static func keepingPhrases(_ rest: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>)
-        -> UnsafeMutablePointer<UInt8>
+        -> UnsafeMutablePointer<UInt8>?
     {
         var output = output
         var position = 0
+        var previous: UInt8 = 0
         while position < rest.count {
             let byte = rest[position]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "+"), let k = phrase(in: rest, at: position) {
-                output.pointee = UInt8(k + 1)
-                position += phrase(k).utf8CodeUnitCount
-            } else {
-                output.pointee = byte
-                position += 1
-            }
+            output.pointee = byte
             output += 1
+            position += 1
+            let before = previous
+            previous = byte
+            guard byte <= UInt8(ascii: "+") else { continue }
+            if byte < firstUnusedByte { return nil }
+            let startsPhrase = byte == UInt8(ascii: "+")
+                || (byte == UInt8(ascii: "\"") && (before == UInt8(ascii: "{") || before == UInt8(ascii: ",")))
+            if startsPhrase, let k = phrase(in: rest, at: position - 1) {
+                output[-1] = UInt8(k + 1)
+                let count = phrase(k).utf8CodeUnitCount
+                position += count - 1
+                previous = rest[position - 1]
+            }
         }
         return output
     }
