@@ -1,16 +1,17 @@
 /// Sorting by integer keys where a radix sort beats a comparison sort: a query's few
-/// thousand grid cells, and the million points of a bulk load along the Z-order curve.
-enum RadixSort {
+/// thousand grid cells, the million points of a bulk load along the Z-order curve, and a
+/// layer's id table built in one pass.
+package enum RadixSort {
     /// Sorts `keys` ascending.
-    static func sort(_ keys: inout [UInt64]) {
+    package static func sort(_ keys: inout [UInt64]) {
         sort(&keys) { $0 }
     }
 
     /// Sorts `items` by `key` ascending, keeping the order of items with equal keys: a
     /// stable counting sort per byte, least significant first, skipping the bytes in which
     /// all keys agree.
-    @inline(__always)
-    static func sort<Item>(_ items: inout [Item], by key: (Item) -> UInt64) {
+    @inlinable @inline(__always)
+    package static func sort<Item>(_ items: inout [Item], by key: (Item) -> UInt64) {
         guard items.count > 64 else {
             // An insertion sort, stable as well.
             for i in items.indices.dropFirst() {

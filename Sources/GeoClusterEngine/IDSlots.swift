@@ -1,3 +1,4 @@
+import GeoCluster
 import HashTreeCollections
 
 /// The slot of each record of a live layer by its id key (``LayerRecord/idKey``).
@@ -41,27 +42,57 @@ struct IDSlots: Sendable {
         var capacity = 16
         while capacity - capacity / 4 < count { capacity <<= 1 }
         let mask = capacity - 1
+        // Each key's entry and the position its probe starts at, sorted by that position
+        // (radix, stable): the entries then go in along the table rather than each to a
+        // random place of it, which cost a cache miss per key (most of a million-record
+        // build's time).
+        var placed: [PlacedEntry] = []
+        placed.reserveCapacity(count)
+        var slot = 0
+        for leaf in records.leaves {
+            leaf.withUnsafeBufferPointer { leaf in
+                for record in leaf {
+                    let key = record!.idKey
+                    if !key.isEmpty {
+                        let hash = key.hashValue
+                        placed.append(PlacedEntry(home: UInt64(hash & mask), entry: Self.tag(hash) | UInt64(slot + 1)))
+                    }
+                    slot += 1
+                }
+            }
+        }
+        RadixSort.sort(&placed) { $0.home }
         var entries = [UInt64](repeating: 0, count: capacity)
-        var duplicate: Int?
-        entries.withUnsafeMutableBufferPointer { entries in
-            for (slot, record) in records.enumerated() {
-                let key = record.idKey
-                guard !key.isEmpty else { continue }
-                let hash = key.hashValue
-                let tag = Self.tag(hash)
-                var i = hash & mask
+        let anyDuplicate = entries.withUnsafeMutableBufferPointer { entries in
+            for item in placed {
+                var i = Int(item.home)
                 while entries[i] != 0 {
-                    if entries[i] & tagMask == tag, records[Int(entries[i] & slotMask) - 1].idKey == key {
-                        duplicate = slot
-                        return
+                    if entries[i] & tagMask == item.entry & tagMask,
+                       records[Int(entries[i] & slotMask) - 1].idKey == records[Int(item.entry & slotMask) - 1].idKey {
+                        return true
                     }
                     i = (i + 1) & mask
                 }
-                entries[i] = tag | UInt64(slot + 1)
+                entries[i] = item.entry
+            }
+            return false
+        }
+        if anyDuplicate {
+            // The error names the first record whose key an earlier one holds: found in
+            // record order.
+            var seen = Set<String>()
+            for (slot, record) in records.enumerated() where !record.idKey.isEmpty {
+                if !seen.insert(record.idKey).inserted { return (slots, slot) }
             }
         }
         slots.table = Table(entries: entries)
-        return (slots, duplicate)
+        return (slots, nil)
+    }
+
+    /// A table entry (see ``Table``) and the position its probe starts at.
+    private struct PlacedEntry {
+        var home: UInt64
+        var entry: UInt64
     }
 
     private static let tagMask: UInt64 = 0xFFFF_FFFF_0000_0000

@@ -406,6 +406,35 @@ struct LiveLayerTests {
         }
     }
 
+    /// The id table of a layer built in one go is filled in the order of where its keys
+    /// hash to, not of the records: with several ids given twice, the error still names
+    /// the first record, in record order, whose id an earlier one holds; without, every
+    /// id is found at its record's slot.
+    @Test func aBuiltLayerNamesTheFirstDuplicateInRecordOrder() throws {
+        let initial = try Self.randomSightings(3_000)
+        let built = try LiveLayer(name: "sightings", kind: .sightings, records: initial)
+        for (slot, record) in initial.enumerated() { #expect(built.slot(idKey: record.idKey) == slot) }
+        var random = SeededRandom(seed: 11)
+        for _ in 0..<20 {
+            var records = initial
+            var duplicates: [Int] = []
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                let original = Int.random(in: 0..<2_999, using: &random)
+                let copy = Int.random(in: original + 1..<3_000, using: &random)
+                records[copy] = Self.record(records[copy], id: records[original].idKey)
+                duplicates.append(copy)
+            }
+            // The first position whose key an earlier record holds (a later copy may
+            // have replaced an earlier original, so count from the records as they are).
+            var seen = Set<String>()
+            let first = records.indices.first { !seen.insert(records[$0].idKey).inserted }!
+            #expect(first <= duplicates.min()!)
+            #expect(throws: EngineError.duplicateID(layer: "sightings", index: first, id: records[first].idKey)) {
+                try LiveLayer(name: "sightings", kind: .sightings, records: records)
+            }
+        }
+    }
+
     /// Ids are found, after any mix of writes, where a dictionary of the records by id
     /// finds them, whether the layer was built with them or they were inserted later;
     /// ids deleted (and slots reused) are not found; a copy taken before later writes
