@@ -7,11 +7,17 @@ package enum RadixSort {
         sort(&keys) { $0 }
     }
 
+    /// Sorts `pairs` by their first value ascending, keeping the order of pairs with
+    /// equal first values (for other modules: specialised here).
+    package static func sortByFirst(_ pairs: inout [SIMD2<UInt64>]) {
+        sort(&pairs) { $0[0] }
+    }
+
     /// Sorts `items` by `key` ascending, keeping the order of items with equal keys: a
     /// stable counting sort per byte, least significant first, skipping the bytes in which
     /// all keys agree.
-    @inlinable @inline(__always)
-    package static func sort<Item>(_ items: inout [Item], by key: (Item) -> UInt64) {
+    @inline(__always)
+    static func sort<Item>(_ items: inout [Item], by key: (Item) -> UInt64) {
         guard items.count > 64 else {
             // An insertion sort, stable as well.
             for i in items.indices.dropFirst() {

@@ -42,11 +42,11 @@ struct IDSlots: Sendable {
         var capacity = 16
         while capacity - capacity / 4 < count { capacity <<= 1 }
         let mask = capacity - 1
-        // Each key's entry and the position its probe starts at, sorted by that position
+        // The position each key's probe starts at and its entry, sorted by that position
         // (radix, stable): the entries then go in along the table rather than each to a
         // random place of it, which cost a cache miss per key (most of a million-record
         // build's time).
-        var placed: [PlacedEntry] = []
+        var placed: [SIMD2<UInt64>] = []
         placed.reserveCapacity(count)
         var slot = 0
         for leaf in records.leaves {
@@ -55,25 +55,26 @@ struct IDSlots: Sendable {
                     let key = record!.idKey
                     if !key.isEmpty {
                         let hash = key.hashValue
-                        placed.append(PlacedEntry(home: UInt64(hash & mask), entry: Self.tag(hash) | UInt64(slot + 1)))
+                        placed.append(SIMD2(UInt64(hash & mask), Self.tag(hash) | UInt64(slot + 1)))
                     }
                     slot += 1
                 }
             }
         }
-        RadixSort.sort(&placed) { $0.home }
+        RadixSort.sortByFirst(&placed)
         var entries = [UInt64](repeating: 0, count: capacity)
         let anyDuplicate = entries.withUnsafeMutableBufferPointer { entries in
             for item in placed {
-                var i = Int(item.home)
+                let entry = item[1]
+                var i = Int(item[0])
                 while entries[i] != 0 {
-                    if entries[i] & tagMask == item.entry & tagMask,
-                       records[Int(entries[i] & slotMask) - 1].idKey == records[Int(item.entry & slotMask) - 1].idKey {
+                    if entries[i] & tagMask == entry & tagMask,
+                       records[Int(entries[i] & slotMask) - 1].idKey == records[Int(entry & slotMask) - 1].idKey {
                         return true
                     }
                     i = (i + 1) & mask
                 }
-                entries[i] = item.entry
+                entries[i] = entry
             }
             return false
         }
@@ -87,12 +88,6 @@ struct IDSlots: Sendable {
         }
         slots.table = Table(entries: entries)
         return (slots, nil)
-    }
-
-    /// A table entry (see ``Table``) and the position its probe starts at.
-    private struct PlacedEntry {
-        var home: UInt64
-        var entry: UInt64
     }
 
     private static let tagMask: UInt64 = 0xFFFF_FFFF_0000_0000
