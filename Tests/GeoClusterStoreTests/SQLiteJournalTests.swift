@@ -101,6 +101,41 @@ import GRDB
         #expect(try journal.loadLayer("birds")?.records.count == batches * size)
     }
 
+    /// Rows that cannot be read (the file damaged after the first rows) end the read with
+    /// a store error that names the file, after the whole batches read before it: the
+    /// failure is not taken for the end of the rows (which would hand over a last, short
+    /// batch); nothing traps.
+    @Test func aDamagedStoreEndsTheReadWithAnError() throws {
+        let directory = try StoreFixtures.directory()
+        let path = directory.appendingPathComponent("store.sqlite").path
+        do {
+            let journal = try SQLiteJournal(path: path)
+            _ = try journal.seedLayer("birds", kind: .sightings, records: try StoreFixtures.storedSightings(20_000))
+            try journal.close()
+        }
+        // Every page of the last half of the file, where the last rows and their index
+        // entries are, turned to 0xFF bytes.
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        let size = try handle.seekToEnd()
+        #expect(size > 1_000_000)
+        try handle.seek(toOffset: size / 2 / 4_096 * 4_096)
+        try handle.write(contentsOf: Data(repeating: 0xFF, count: Int(size - size / 2 / 4_096 * 4_096)))
+        try handle.close()
+        let journal = try SQLiteJournal(path: path)
+        defer { try? journal.close() }
+        var sizes: [Int] = []
+        let error = #expect(throws: EngineError.self) {
+            _ = try journal.loadLayer("birds", kind: { _ in }, records: { sizes.append($0.count) })
+        }
+        guard case let .storageUnavailable(reason)? = error else {
+            Issue.record("expected storage_unavailable, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.hasPrefix(path))
+        #expect(sizes.reduce(0, +) < 20_000)
+        #expect(Set(sizes).count <= 1, "batches handed over: \(sizes)")
+    }
+
     /// A store written before the checked fields were kept gains their column, and its
     /// rows load from their text; a text rewritten without its fields (by such a version,
     /// or by hand) loses them, and loads from its text too. Rows written since carry
