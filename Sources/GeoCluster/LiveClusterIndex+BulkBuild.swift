@@ -19,10 +19,8 @@ struct BulkBuilder {
         var partition: UInt16
     }
 
-    /// The points' leaf entries: the entry of `keys[i]` is `entries[order[i]]`, or
-    /// `entries[i]` without an order.
+    /// The points' leaf entries by slot: the entry of `keys[i]` is `entries[keys[i].slot]`.
     let entries: [LeafEntry]
-    let order: [UInt32]?
     /// The keys of the points to build from, each tree's run sorted by code, then slot.
     let keys: [Key]
     let bucketSize: Int
@@ -118,24 +116,19 @@ struct BulkBuilder {
         return node
     }
 
-    /// A leaf at `level` with the run's entries in slot order: the run's slots (each with
-    /// its position) are sorted, 8 bytes each, and each entry is then copied once, where
-    /// sorting the entries themselves moved 48 bytes at every step.
+    /// A leaf at `level` with the run's entries in slot order: the run's slots are sorted,
+    /// and each entry is then copied once from the table by slot, where sorting the
+    /// entries themselves moved 48 bytes at every step.
     func leaf(_ run: Range<Int>, level: Int) -> QuadNode {
         let first = Self.position(keys[run.lowerBound].code)
         var node = QuadNode(level: level, qx: first.qx, qy: first.qy)
         var bySlot: [LeafEntry] = []
         bySlot.reserveCapacity(run.count)
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: run.count) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: run.count) { buffer in
             var slots = buffer
-            for (i, position) in run.enumerated() {
-                slots.initializeElement(at: i, to: UInt64(keys[position].slot) << 32 | UInt64(i))
-            }
+            for (i, position) in run.enumerated() { slots.initializeElement(at: i, to: keys[position].slot) }
             slots.sort()
-            for item in slots {
-                let position = run.lowerBound + Int(truncatingIfNeeded: item & 0xFFFF_FFFF)
-                bySlot.append(entries[order.map { Int($0[position]) } ?? position])
-            }
+            for slot in slots { bySlot.append(entries[Int(slot)]) }
         }
         node.entries = bySlot
         for entry in node.entries {

@@ -159,10 +159,8 @@ public struct LiveClusterIndex: Sendable {
         // Ties (points on one spot) stay in slot order, as a leaf keeps its entries: the
         // keys are made in slot order, and the sort is stable.
         RadixSort.sort(&keys) { $0.code }
-        // The entries in the keys' order, gathered once: the leaves of both trees then
-        // read them in turn, where each read of an entry by slot was a cache miss.
-        let sorted = keys.map { entries[Int($0.slot)] }
-        return PendingTrees(entries: sorted, keys: keys, partitionCounts: partitioned ? partitionCounts : nil,
+        // The leaves of both trees read the entries by slot, each leaf's in slot order.
+        return PendingTrees(entries: entries, keys: keys, partitionCounts: partitioned ? partitionCounts : nil,
                             bucketSize: options.bucketSize)
     }
 
@@ -170,7 +168,7 @@ public struct LiveClusterIndex: Sendable {
     /// of each partition (none in an index without partitions). Either part may be built
     /// on its own thread.
     package struct PendingTrees: Sendable {
-        /// The points' entries in the order of `keys`.
+        /// The points' entries by slot.
         let entries: [LeafEntry]
         let keys: [BulkBuilder.Key]
         /// Points per partition in a partitioned index; `nil` otherwise.
@@ -184,7 +182,7 @@ public struct LiveClusterIndex: Sendable {
         private func roots(_ part: Int) -> [QuadNode] {
             guard !keys.isEmpty else { return [] }
             guard part == 1 else {
-                let builder = BulkBuilder(entries: entries, order: nil, keys: keys, bucketSize: bucketSize,
+                let builder = BulkBuilder(entries: entries, keys: keys, bucketSize: bucketSize,
                                           histogram: partitionCounts != nil)
                 return [builder.tree(0..<keys.count)]
             }
@@ -194,13 +192,11 @@ public struct LiveClusterIndex: Sendable {
             for (partition, n) in partitionCounts.enumerated() { starts[partition + 1] = starts[partition] + n }
             var next = starts
             var byPartition = keys
-            var order = [UInt32](repeating: 0, count: keys.count)
-            for (position, key) in keys.enumerated() {
+            for key in keys {
                 byPartition[next[Int(key.partition)]] = key
-                order[next[Int(key.partition)]] = UInt32(position)
                 next[Int(key.partition)] += 1
             }
-            let builder = BulkBuilder(entries: entries, order: order, keys: byPartition, bucketSize: bucketSize,
+            let builder = BulkBuilder(entries: entries, keys: byPartition, bucketSize: bucketSize,
                                       histogram: false)
             // Partitions without points below the largest one keep an empty root, as inserts leave them.
             return partitionCounts.indices.map { builder.tree(starts[$0]..<starts[$0 + 1]) }
