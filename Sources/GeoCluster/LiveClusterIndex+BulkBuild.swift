@@ -102,16 +102,10 @@ struct BulkBuilder {
             start = low
         }
         if histogram {
-            var counts = node.children.flatMap(\.histogram)
-            counts.sort { $0.partition < $1.partition }
-            for item in counts {
-                if let last = node.histogram.last, last.partition == item.partition {
-                    node.histogram[node.histogram.count - 1].add(item)
-                } else {
-                    node.histogram.append(item)
-                }
-            }
-            node.histogram = node.histogram.trimmed()
+            // Each child's counts ascend by partition: merged in one pass per child.
+            var counts: [PartitionCount] = []
+            for child in node.children { counts = Self.merged(counts, child.histogram) }
+            node.histogram = counts.trimmed()
         }
         return node
     }
@@ -131,12 +125,52 @@ struct BulkBuilder {
             for slot in slots { bySlot.append(entries[Int(slot)]) }
         }
         node.entries = bySlot
-        for entry in node.entries {
-            node.aggregate.add(entry)
-            if histogram { node.count(entry, sign: 1) }
+        for entry in node.entries { node.aggregate.add(entry) }
+        if histogram {
+            // The entries' partitions sorted (each with its entry's place), then counted
+            // run by run, where counting entry by entry inserted into a sorted array.
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: bySlot.count) { buffer in
+                var byPartition = buffer
+                for (i, entry) in bySlot.enumerated() {
+                    byPartition.initializeElement(at: i, to: UInt64(entry.partition) << 32 | UInt64(i))
+                }
+                byPartition.sort()
+                var counts: [PartitionCount] = []
+                for item in byPartition {
+                    let entry = bySlot[Int(truncatingIfNeeded: item & 0xFFFF_FFFF)]
+                    let one = PartitionCount(partition: Int32(entry.partition), count: 1, weight: Int64(entry.weight))
+                    if let last = counts.last, last.partition == one.partition {
+                        counts[counts.count - 1].add(one)
+                    } else {
+                        counts.append(one)
+                    }
+                }
+                node.histogram = counts.trimmed()
+            }
         }
-        // Grown one partition at a time; kept for as long as the node.
-        if histogram { node.histogram = node.histogram.trimmed() }
         return node
+    }
+
+    /// The counts of `a` and `b` (each ascending by partition) summed by partition,
+    /// ascending.
+    static func merged(_ a: [PartitionCount], _ b: [PartitionCount]) -> [PartitionCount] {
+        if a.isEmpty { return b }
+        var result: [PartitionCount] = []
+        result.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if a[i].partition < b[j].partition {
+                result.append(a[i]); i += 1
+            } else if b[j].partition < a[i].partition {
+                result.append(b[j]); j += 1
+            } else {
+                var sum = a[i]
+                sum.add(b[j])
+                result.append(sum); i += 1; j += 1
+            }
+        }
+        result.append(contentsOf: a[i...])
+        result.append(contentsOf: b[j...])
+        return result
     }
 }
