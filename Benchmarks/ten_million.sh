@@ -8,9 +8,10 @@
 #   Benchmarks/ten_million.sh --counts 10000000 --duration 60s
 #   Benchmarks/ten_million.sh --counts 200000 --duration 5s --warmup 2s    # a quick look
 #
-# For each count it writes the points as sightings (200 species, counts 1-5, one month of
-# observation times) to a GeoJSON file, starts `geo-cluster serve --layer-file
-# sightings:korea=FILE --answer-cache-mb 0` (so every request is computed), and reports:
+# For each count it writes the points as sightings (Benchmarks/write_sightings.py: 200
+# species, counts 1-5, one month of observation times) to a GeoJSON file, starts
+# `geo-cluster serve --layer-file sightings:korea=FILE --answer-cache-mb 0` (so every
+# request is computed), and reports:
 # - ready: seconds from start until /readyz answers, the CPU seconds spent by then, and
 #   the peak resident memory (VmHWM) at that moment;
 # - views: wrk with Benchmarks/wrk_viewport.lua (1280 x 800 views at zooms 3-16 around
@@ -101,24 +102,7 @@ for count in $counts; do
     echo "== $count points"
     Benchmarks/.build/release/bench-radius points --distribution korea --count "$count" \
         --points "$work/points.f64" --viewports "$work/viewports.f64" > /dev/null
-    python3 - "$work" <<'PYTHON'
-import random, struct, sys
-work = sys.argv[1]
-raw = open(f"{work}/points.f64", "rb").read()
-values = struct.unpack(f"<{len(raw) // 8}d", raw)
-points = list(zip(values[0::2], values[1::2]))
-generator = random.Random(20261127)
-with open(f"{work}/birds.geojson", "w") as out:
-    out.write('{"type":"FeatureCollection","features":[')
-    for i, (lon, lat) in enumerate(points):
-        out.write(("," if i else "") + '{"type":"Feature","id":"s%d","geometry":{"type":"Point","coordinates":[%.6f,%.6f]},'
-                  '"properties":{"species":"species-%d","count":%d,"observed_at":"2025-05-%02dT06:30:00+09:00"}}'
-                  % (i, lon, lat, generator.randrange(200), 1 + i % 5, 1 + i % 28))
-    out.write("]}")
-centres = random.Random(20261122).sample(points, 10000)
-with open(f"{work}/centres.lua", "w") as out:
-    out.write("return {" + ",".join("{%r,%r}" % c for c in centres) + "}\n")
-PYTHON
+    python3 Benchmarks/write_sightings.py "$work"
     echo "  layer file: $(du -m "$work/birds.geojson" | cut -f1) MB"
     started=$(date +%s.%N)
     "$binary" serve --layer-file "sightings:korea=$work/birds.geojson" --port "$port" \
@@ -144,7 +128,7 @@ PYTHON
 
     # Writes while wrk asks for views: one writer, batches of new sightings, until wrk ends.
     python3 - "$port" "$batch" "$work/writes.txt" <<'PYTHON' &
-import http.client, json, random, statistics, sys, time
+import http.client, json, os, random, statistics, sys, time
 port, size, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 connection = http.client.HTTPConnection("127.0.0.1", port)
 generator = random.Random(7)
@@ -165,8 +149,11 @@ while time.perf_counter() < deadline:
     latencies.append((time.perf_counter() - sent) * 1000)
     written += size; n += 1
     try:
-        open(out, "w").write(f"{written / (time.perf_counter() - start):.0f} {statistics.median(latencies):.2f} "
-                             f"{sorted(latencies)[int(len(latencies) * 0.99)]:.2f} {written}\n")
+        # Replaced whole (written aside, then renamed): the writer is killed at any moment.
+        with open(out + ".part", "w") as part:
+            part.write(f"{written / (time.perf_counter() - start):.0f} {statistics.median(latencies):.2f} "
+                       f"{sorted(latencies)[int(len(latencies) * 0.99)]:.2f} {written}\n")
+        os.replace(out + ".part", out)
     except OSError:
         break
 PYTHON
@@ -178,7 +165,7 @@ PYTHON
     else
         write_rate=0 write_p50=nan write_p99=nan written=0
     fi
-    rm -f "$work/writes.txt"
+    rm -f "$work/writes.txt" "$work/writes.txt.part"
     echo "  under writes: $written records at $write_rate records/s (write p50 $write_p50 ms, p99 $write_p99 ms); views p99 $p99_writes ms"
 
     rss=$(memory_mb "$server" VmRSS); peak=$(memory_mb "$server" VmHWM)
