@@ -8,7 +8,8 @@ import Foundation
 /// server refuses root), listening on a free loopback port, in a temporary directory.
 final class PostgresCluster {
     let directory: URL
-    let port: Int
+    /// Chosen at start; another if the server could not bind the first one.
+    private(set) var port: Int
     let bin: String
     private let asPostgres: Bool
 
@@ -35,7 +36,20 @@ final class PostgresCluster {
         }
         port = try freePort()
         try run("\(bin)/initdb", ["-D", directory.path + "/data", "-U", "geo", "-A", "trust", "-E", "UTF8", "--no-sync"])
-        try startServer()
+        // A port free when it was chosen can be taken before the server binds it (another
+        // test's server or cluster choosing the same one): then another port, a few times.
+        let serverLog = directory.appendingPathComponent("server.log").path
+        for attempt in 1... {
+            do {
+                try startServer()
+                break
+            } catch {
+                let log = (try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? ""
+                guard attempt < 5, log.contains("could not bind") else { throw error }
+                try? FileManager.default.removeItem(atPath: serverLog)
+                port = try freePort()
+            }
+        }
     }
 
     func startServer() throws {
