@@ -11,7 +11,8 @@
 """
 import argparse
 import random
-import struct
+
+from write_viewport_points import read_points, write_centres
 
 
 def main():
@@ -21,9 +22,7 @@ def main():
     arguments = parser.parse_args()
     work = arguments.work
 
-    raw = open(f"{work}/points.f64", "rb").read()
-    values = struct.unpack(f"<{len(raw) // 8}d", raw)
-    points = list(zip(values[0::2], values[1::2]))
+    points = read_points(work)
     generator = random.Random(20261127)
     with open(f"{work}/birds.geojson", "w") as out:
         out.write('{"type":"FeatureCollection","features":[')
@@ -32,9 +31,7 @@ def main():
                       '"properties":{"species":"species-%d","count":%d,"observed_at":"2025-05-%02dT06:30:00+09:00"}}'
                       % (i, lon, lat, generator.randrange(200), 1 + i % 5, 1 + i % 28))
         out.write("]}")
-    centres = random.Random(20261122).sample(points, min(arguments.centres, len(points)))
-    with open(f"{work}/centres.lua", "w") as out:
-        out.write("return {" + ",".join("{%r,%r}" % c for c in centres) + "}\n")
+    write_centres(work, points, arguments.centres)
 
 
 if __name__ == "__main__":

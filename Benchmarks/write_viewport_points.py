@@ -33,17 +33,13 @@ def main():
     arguments = parser.parse_args()
     work = arguments.work
 
-    raw = open(f"{work}/points.f64", "rb").read()
-    values = struct.unpack(f"<{len(raw) // 8}d", raw)
-    points = list(zip(values[0::2], values[1::2]))
+    points = read_points(work)
     with open(f"{work}/korea.geojson", "w") as out:
         out.write('{"type":"FeatureCollection","features":[')
         for i, (lon, lat) in enumerate(points):
             out.write(("," if i else "") + '{"type":"Feature","id":%d,"geometry":{"type":"Point","coordinates":[%r,%r]},"properties":null}' % (i, lon, lat))
         out.write("]}")
-    centres = random.Random(20261122).sample(points, arguments.centres)
-    with open(f"{work}/centres.lua", "w") as out:
-        out.write("return {" + ",".join("{%r,%r}" % c for c in centres) + "}\n")
+    centres = write_centres(work, points, arguments.centres)
     if arguments.views:
         with open(f"{work}/views.txt", "w") as out:
             for centre, zoom in zip(centres, (5, 10, 15)):
@@ -61,6 +57,21 @@ def main():
             for _ in range(arguments.revalidate):
                 zoom = generator.randint(3, 16)
                 out.write(path(view(*generator.choice(centres), zoom), zoom) + "\n")
+
+
+def read_points(work):
+    """The (lon, lat) pairs of WORK/points.f64."""
+    raw = open(f"{work}/points.f64", "rb").read()
+    values = struct.unpack(f"<{len(raw) // 8}d", raw)
+    return list(zip(values[0::2], values[1::2]))
+
+
+def write_centres(work, points, count):
+    """WORK/centres.lua: `count` of the points (a fixed random sample), returned too."""
+    centres = random.Random(20261122).sample(points, min(count, len(points)))
+    with open(f"{work}/centres.lua", "w") as out:
+        out.write("return {" + ",".join("{%r,%r}" % c for c in centres) + "}\n")
+    return centres
 
 
 def path(bbox, zoom):
