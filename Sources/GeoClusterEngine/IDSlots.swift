@@ -4,8 +4,8 @@ import HashTreeCollections
 /// The slot of each record of a live layer by its id key (``LayerRecord/idKey``).
 ///
 /// The records a layer is built with (a million at once, from a file or a store) go into
-/// a flat hash table made in one pass; keys inserted after that go into a persistent map,
-/// which a write copies only in part. A table entry holds a slot and part of the key's
+/// a flat hash table, filled in the order of where each key's probe starts; keys inserted
+/// after that go into a persistent map, which a write copies only in part. A table entry holds a slot and part of the key's
 /// hash, not the key: a hit counts only when the record now at that slot has the key, so
 /// a delete or a reused slot leaves the table as it is. Records without an id have no key
 /// and cannot be found here.
