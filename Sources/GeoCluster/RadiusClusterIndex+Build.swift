@@ -1,7 +1,14 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // Building the radius index: supercluster's `_cluster` for each zoom, with the neighbour
-// lists of the last items computed ahead on a second core.
+// lists of the items just ahead of the greedy pass computed on a second core.
 
 /// One flag per item of a level, set by the greedy pass when it places the item. The
 /// pass is the only writer; the lookahead job reads the flags to skip placed items.
@@ -36,82 +43,141 @@ final class VisitedFlags: @unchecked Sendable {
     func set(_ i: Int) { flags[i].store(true, ordering: .relaxed) }
 }
 
-/// Neighbour lists of the last items of a level, computed on another thread while the
-/// greedy pass works through the first ones (see `Builder.cluster`).
+/// Neighbour lists of the items just ahead of the greedy pass, computed on another
+/// thread while the pass works (see `Builder.cluster`).
+///
+/// The job takes the first item after the pass's position that is not placed, lists it
+/// and moves on; the pass takes an item's list when the job has it, and computes it
+/// itself otherwise. Working just ahead of the pass, the job seldom lists an item that
+/// the pass then places as another's neighbour before reaching it: such a list is work
+/// for nothing, and from the end of the level down (as the job once worked) most lists
+/// of a level that clusters much were.
+///
+/// Each item has a state, claimed by one thread only: `open`, then `computing` and
+/// `listed` (the job) or `taken` (the pass). The list and its bounds are written before
+/// `listed` is stored with release ordering, and read after it is loaded with acquire.
 final class LookaheadLists: @unchecked Sendable {
     /// Items from which the lookahead pays for handing work to another thread.
     static let minimumCount = 20_000
 
+    static let open: UInt8 = 0
+    static let computing: UInt8 = 1
+    static let listed: UInt8 = 2
+    static let taken: UInt8 = 3
+
     let count: Int
-    /// Lowest item whose list is complete (`count` before the first); lists are computed
-    /// from the last item down, so every item from it on has one.
-    let lowest: Atomic<Int>
-    /// The item the greedy pass has reached; the job stops before it.
-    let position = Atomic<Int>(0)
-    // Written only by the job while it runs, read only once it has ended: `lowest`'s
-    // final value and these arrays are then visible through the job's handshake.
-    private var neighbors: [UInt32] = []
-    private var first: [UInt32]
-    private var end: [UInt32]
+    /// The item the greedy pass has reached; the job lists items after it only.
+    let position = Atomic<Int>(-1)
+    private let states: UnsafeMutablePointer<Atomic<UInt8>>
+    /// The lists, one after another in the order the job made them, and each item's
+    /// bounds in them; written by the job only, each list before its item is `listed`.
+    private let storage: UnsafeMutablePointer<UInt32>
+    private let first: UnsafeMutablePointer<UInt32>
+    private let end: UnsafeMutablePointer<UInt32>
+    /// Entries reserved in `storage`; the job stops when the next list does not fit,
+    /// leaving the rest to the pass (which also keeps the bounds within `UInt32`).
+    let room: Int
+
+    /// Room reserved per item. Allocated by the building thread rather than grown by
+    /// the job: what another thread allocates stays in its malloc arena after it is
+    /// freed, which `malloc_trim` does not return to the system. Pages never written cost
+    /// no memory.
+    static let reservedNeighborsPerItem = 8
 
     init(count: Int) {
         self.count = count
-        lowest = Atomic(count)
-        first = [UInt32](repeating: 0, count: count)
-        end = [UInt32](repeating: 0, count: count)
-        // Allocated here rather than grown by the job: what another thread allocates
-        // stays in its malloc arena after it is freed, which `malloc_trim` does not
-        // return to the system. Pages never written cost no memory.
+        states = .allocate(capacity: count)
+        for i in 0..<count { (states + i).initialize(to: Atomic(Self.open)) }
         room = count * Self.reservedNeighborsPerItem
-        neighbors.reserveCapacity(room)
+        storage = .allocate(capacity: max(room, 1))
+        first = .allocate(capacity: count)
+        end = .allocate(capacity: count)
     }
 
-    /// Room reserved per item; the job stops when it runs short, leaving the rest to
-    /// the greedy pass. A list that would not fit is dropped, so the lists never hold
-    /// more than `room` entries (which also keeps their offsets within `UInt32`).
-    private static let reservedNeighborsPerItem = 8
-    private let room: Int
-    private static let roomForOneList = 1_024
+    deinit {
+        states.deinitialize(count: count)
+        states.deallocate()
+        storage.deallocate()
+        first.deallocate()
+        end.deallocate()
+    }
 
-    /// Starts the job that fills the lists from the last item down.
-    /// Items already placed when the job reaches them are skipped: the greedy pass
-    /// will not ask for their lists.
+    /// Starts the job. Items already placed when the job comes to them are skipped: the
+    /// pass does not ask for their lists (it marks an item placed just before it asks
+    /// for the item's own list, and then computes that list itself).
     func start(tree: KDTree, x: [Double], y: [Double], radius: Double, skipping placed: VisitedFlags) -> BackgroundJob {
         BackgroundJob { [self] job in
-            var j = count - 1
-            while j >= 0, !job.isStopRequested, j > position.load(ordering: .relaxed),
-                  room - neighbors.count >= Self.roomForOneList {
-                if placed[j] {
-                    // The greedy pass marks an item placed just before it asks for the
-                    // item's own list, so a skipped item is marked: that one caller
-                    // computes the list itself.
-                    end[j] = Self.skipped
-                    lowest.store(j, ordering: .relaxed)
-                    j -= 1
+            var list: [UInt32] = []
+            var used = 0
+            var j = 0
+            while !job.isStopRequested {
+                let reached = position.load(ordering: .relaxed)
+                if j < reached + Self.gap { j = reached + Self.gap }
+                guard j < count else { break }
+                if j > reached + Self.maximumLead {
+                    // Far enough ahead: lists further on would more often be for items
+                    // the pass places before it comes to them.
+                    usleep(50)
                     continue
                 }
-                let start = neighbors.count
-                tree.within(x: x[j], y: y[j], radius: radius, into: &neighbors)
-                guard neighbors.count <= room else {
-                    neighbors.removeSubrange(start...)
+                defer { j += 1 }
+                guard !placed[j],
+                      states[j].compareExchange(expected: Self.open, desired: Self.computing, ordering: .relaxed).exchanged
+                else { continue }
+                list.removeAll(keepingCapacity: true)
+                tree.within(x: x[j], y: y[j], radius: radius, into: &list)
+                guard used + list.count <= room else {
+                    states[j].store(Self.open, ordering: .releasing)
                     break
                 }
-                first[j] = UInt32(start)
-                end[j] = UInt32(neighbors.count)
-                lowest.store(j, ordering: .relaxed)
-                j -= 1
+                for (k, neighbor) in list.enumerated() { storage[used + k] = neighbor }
+                first[j] = UInt32(used)
+                used += list.count
+                end[j] = UInt32(used)
+                states[j].store(Self.listed, ordering: .releasing)
             }
         }
     }
 
-    /// Marks in `end` an item the job skipped because it was already placed.
-    private static let skipped = UInt32.max
+    /// Whether the job has listed item `i`.
+    func isListed(_ i: Int) -> Bool { states[i].load(ordering: .acquiring) == Self.listed }
 
-    /// The list of item `i`, at or after ``lowest`` once the job has ended; nil when the
-    /// job skipped the item.
-    func neighbors(of i: Int) -> ArraySlice<UInt32>? {
-        end[i] == Self.skipped ? nil : neighbors[Int(first[i])..<Int(end[i])]
+    /// Appends item `i`'s list to `neighbors`: the job's, or one computed here when the
+    /// job has not listed the item. The greedy pass calls it for each item it does not
+    /// skip, in order, having stored in ``position`` an item at most ``positionStride``
+    /// before it.
+    func neighbors(of i: Int, tree: KDTree, x: Double, y: Double, radius: Double, into neighbors: inout [UInt32]) {
+        var spins = 0
+        while true {
+            switch states[i].load(ordering: .acquiring) {
+            case Self.listed:
+                neighbors.append(contentsOf: UnsafeBufferPointer(start: storage + Int(first[i]),
+                                                                 count: Int(end[i] - first[i])))
+                return
+            case Self.computing where spins < Self.spinsBeforeComputing:
+                // The job is on this item: one neighbour query, unless its thread was
+                // preempted, in which case this one computes the list too.
+                spins += 1
+            default:
+                if states[i].compareExchange(expected: Self.open, desired: Self.taken, ordering: .relaxed).exchanged
+                    || spins >= Self.spinsBeforeComputing {
+                    tree.within(x: x, y: y, radius: radius, into: &neighbors)
+                    return
+                }
+            }
+        }
     }
+
+    /// How long the pass waits for a list the job is computing before computing it
+    /// too: several times one neighbour query of a sparse level.
+    static let spinsBeforeComputing = 20_000
+    /// How far ahead of the pass's position the job starts: the two threads then seldom
+    /// meet on one item or write the same cache lines.
+    static let gap = 64
+    /// How far ahead of the pass's position the job goes before it waits for the pass.
+    static let maximumLead = 4_096
+    /// The pass publishes its position every this many items.
+    static let positionStride = 16
 }
 
 /// The greedy clustering of one zoom, supercluster's `_cluster`.
@@ -148,30 +214,21 @@ struct Builder<Value: Sendable> {
         var next = scratch
         scratch = LevelData(capacity: 0, aggregating: aggregation != nil)
 
-        // With a second core, another thread computes the neighbour lists of the last
-        // items, from the end down, while this one works up from the start; when they
-        // meet, this one takes the rest of the lists from it. The greedy pass itself stays
-        // in order on this thread, so the result is the same as without the lookahead.
-        let lists = LookaheadLists(count: usingSecondCore && count >= LookaheadLists.minimumCount ? count : 0)
-        var lookahead = lists.count > 0
-            ? lists.start(tree: upper.tree, x: upper.data.x, y: upper.data.y, radius: r, skipping: visited) : nil
-        var listedFrom = count
+        // With a second core, another thread computes the neighbour lists of the items
+        // just ahead of this one, which takes them as it comes to them. The greedy pass
+        // itself stays in order on this thread, so the result is the same as without the
+        // lookahead.
+        let lists = usingSecondCore && count >= LookaheadLists.minimumCount ? LookaheadLists(count: count) : nil
+        let lookahead = lists?.start(tree: upper.tree, x: upper.data.x, y: upper.data.y, radius: r, skipping: visited)
 
         for i in 0..<count where !visited[i] {
             visited.set(i)
             let x = upper.data.x[i]
             let y = upper.data.y[i]
             neighbors.removeAll(keepingCapacity: true)
-            if let job = lookahead {
-                lists.position.store(i, ordering: .relaxed)
-                if i >= lists.lowest.load(ordering: .relaxed) {
-                    job.cancel()
-                    lookahead = nil
-                    listedFrom = lists.lowest.load(ordering: .relaxed)
-                }
-            }
-            if i >= listedFrom, let listed = lists.neighbors(of: i) {
-                neighbors.append(contentsOf: listed)
+            if let lists {
+                if i % LookaheadLists.positionStride == 0 { lists.position.store(i, ordering: .relaxed) }
+                lists.neighbors(of: i, tree: upper.tree, x: x, y: y, radius: r, into: &neighbors)
             } else {
                 upper.tree.within(x: x, y: y, radius: r, into: &neighbors)
             }

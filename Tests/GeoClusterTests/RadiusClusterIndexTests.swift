@@ -1,3 +1,4 @@
+import Foundation
 import GeoClusterTestSupport
 import Testing
 @testable import GeoCluster
@@ -193,13 +194,12 @@ struct RadiusClusterIndexTests {
         }
     }
 
-    /// The greedy pass marks an item placed just before it asks for the item's own list,
-    /// so the lookahead job can meet it there and skip it. A skipped item must say it
-    /// has no list rather than answer an empty one (which once dropped a cluster's
-    /// members when the two threads met on it), and a list that would overflow the
-    /// reserved room is dropped, not kept half-written.
-    @Test func theLookaheadSaysWhichItemsItSkipped() {
-        let count = 2_000
+    /// The lookahead job lists the items just ahead of the greedy pass, skipping those
+    /// already placed (the pass does not ask for their lists), and the pass gets every
+    /// list right whether the job made it or not. A list that would overflow the
+    /// reserved room stops the job without being kept half-written.
+    @Test func theLookaheadListsTheItemsAheadOfThePass() throws {
+        let count = 5_000
         let points = Self.randomCoordinates(count, seed: 7, lon: 126...127, lat: 37...38)
         let x = points.map { RadiusClusterIndex.projected($0).x }
         let y = points.map { RadiusClusterIndex.projected($0).y }
@@ -207,34 +207,47 @@ struct RadiusClusterIndexTests {
         let radius = 0.00002
         let placed = VisitedFlags()
         placed.reset(count: count)
-        let skipped = [count - 1, count - 5, 1_000]
+        // Before the pass publishes a position, the job starts `gap` items after -1.
+        let firstListed = LookaheadLists.gap - 1
+        let skipped = [firstListed, 100, 1_000]
         for i in skipped { placed.set(i) }
         let lists = LookaheadLists(count: count)
-        lists.start(tree: tree, x: x, y: y, radius: radius, skipping: placed).complete()
-        let lowest = lists.lowest.load(ordering: .relaxed)
-        #expect(lowest < 1_000)
-        for i in lowest..<count {
-            if skipped.contains(i) {
-                #expect(lists.neighbors(of: i) == nil, "item \(i)")
-            } else {
-                #expect(lists.neighbors(of: i).map(Array.init) == tree.within(x: x[i], y: y[i], radius: radius),
-                        "item \(i)")
-            }
+        let job = lists.start(tree: tree, x: x, y: y, radius: radius, skipping: placed)
+        // The job goes `maximumLead` items ahead of the pass before it waits for it.
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !lists.isListed(2_000), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        try #require(lists.isListed(2_000), "the job did not list item 2,000 within two minutes")
+        for i in 0..<firstListed { #expect(!lists.isListed(i), "item \(i)") }
+        for i in skipped { #expect(!lists.isListed(i), "item \(i)") }
+        for i in firstListed...2_000 where !skipped.contains(i) { #expect(lists.isListed(i), "item \(i)") }
+        for i in 0..<count where !skipped.contains(i) {
+            if i % LookaheadLists.positionStride == 0 { lists.position.store(i, ordering: .relaxed) }
+            var neighbors: [UInt32] = [7]
+            lists.neighbors(of: i, tree: tree, x: x[i], y: y[i], radius: radius, into: &neighbors)
+            #expect(neighbors == [7] + tree.within(x: x[i], y: y[i], radius: radius), "item \(i)")
         }
+        job.cancel()
 
-        // The last 1,800 items within reach of each other: eight of their lists fill
-        // 14,400 of the 16,000 entries reserved; the ninth does not fit and is dropped.
-        let packed = Self.randomCoordinates(200, seed: 8) + Self.randomCoordinates(1_800, seed: 9, lon: 127...127.001,
-                                                                                     lat: 37...37.001)
+        // The first 1,800 items within reach of each other: eight of their lists fill
+        // 14,400 of the 16,000 entries reserved; the ninth does not fit, and the job stops.
+        let packed = Self.randomCoordinates(1_800, seed: 9, lon: 127...127.001, lat: 37...37.001)
+            + Self.randomCoordinates(200, seed: 8)
         let px = packed.map { RadiusClusterIndex.projected($0).x }
         let py = packed.map { RadiusClusterIndex.projected($0).y }
         let packedTree = KDTree(x: px, y: py, nodeSize: 64, usingSecondCore: false)
-        let crowded = LookaheadLists(count: count)
+        let crowded = LookaheadLists(count: 2_000)
         let nonePlaced = VisitedFlags()
-        nonePlaced.reset(count: count)
+        nonePlaced.reset(count: 2_000)
         crowded.start(tree: packedTree, x: px, y: py, radius: 0.0001, skipping: nonePlaced).complete()
-        #expect(crowded.lowest.load(ordering: .relaxed) == count - 8)
-        #expect(crowded.neighbors(of: count - 8)?.count == 1_800)
+        let first = LookaheadLists.gap - 1
+        for i in first..<first + 8 { #expect(crowded.isListed(i), "item \(i)") }
+        #expect(!crowded.isListed(first + 8))
+        for i in [first, first + 7, first + 8, 1_999] {
+            var neighbors: [UInt32] = []
+            crowded.neighbors(of: i, tree: packedTree, x: px[i], y: py[i], radius: 0.0001, into: &neighbors)
+            #expect(neighbors == packedTree.within(x: px[i], y: py[i], radius: 0.0001), "item \(i)")
+        }
+        #expect(packedTree.within(x: px[first], y: py[first], radius: 0.0001).count == 1_800)
     }
 
     @Test func clusterCountsGrowWithZoom() throws {
