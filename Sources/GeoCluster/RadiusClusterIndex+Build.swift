@@ -221,13 +221,19 @@ struct Builder<Value: Sendable> {
         let lists = usingSecondCore && count >= LookaheadLists.minimumCount ? LookaheadLists(count: count) : nil
         let lookahead = lists?.start(tree: upper.tree, x: upper.data.x, y: upper.data.y, radius: r, skipping: visited)
 
+        // The next item at which the pass publishes its position: the pass skips placed
+        // items, so a fixed multiple of the stride may never come.
+        var publishAt = 0
         for i in 0..<count where !visited[i] {
             visited.set(i)
             let x = upper.data.x[i]
             let y = upper.data.y[i]
             neighbors.removeAll(keepingCapacity: true)
             if let lists {
-                if i % LookaheadLists.positionStride == 0 { lists.position.store(i, ordering: .relaxed) }
+                if i >= publishAt {
+                    lists.position.store(i, ordering: .relaxed)
+                    publishAt = i + LookaheadLists.positionStride
+                }
                 lists.neighbors(of: i, tree: upper.tree, x: x, y: y, radius: r, into: &neighbors)
             } else {
                 upper.tree.within(x: x, y: y, radius: r, into: &neighbors)
