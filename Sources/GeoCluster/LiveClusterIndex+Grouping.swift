@@ -43,12 +43,7 @@ extension LiveClusterIndex {
 
     /// Forms the display groups of a grid at zoom `z` (steps 2 and 3 above).
     func group(_ grid: Grid, zoom z: Int) -> [Group] {
-        let cells = grid.cells
-        guard !cells.isEmpty else { return [] }
-        @inline(__always)
-        func sameBlock(_ i: Int, _ j: Int) -> Bool {
-            (cells[i].x ^ cells[j].x) >> UInt32(Self.blockShift) == 0 && (cells[i].y ^ cells[j].y) >> UInt32(Self.blockShift) == 0
-        }
+        guard !grid.cells.isEmpty else { return [] }
         let scale = Double(options.extent) * Double(UInt64(1) << UInt64(z))
         let limit = options.radiusPixels / 2 / scale
         let limitSquared = limit * limit
@@ -58,28 +53,48 @@ extension LiveClusterIndex {
         }
         // Positions are computed once: each takes two divisions, and a cell is compared
         // with up to 8 neighbours.
-        let cellPositions = cells.map { SIMD2($0.aggregate.x, $0.aggregate.y) }
+        let cellPositions = grid.cells.map { SIMD2($0.aggregate.x, $0.aggregate.y) }
         // Larger count first, then the earlier cell: both in one key, sorted as integers.
-        var order = cells.indices.map { i in
-            UInt64(UInt32.max - UInt32(clamping: cells[i].aggregate.count)) << 32 | UInt64(i)
+        var order = grid.cells.indices.map { i in
+            UInt64(UInt32.max - UInt32(clamping: grid.cells[i].aggregate.count)) << 32 | UInt64(i)
         }
         RadixSort.sort(&order)
-        var owner = [Int](repeating: -1, count: cells.count)
         var groups: [Group] = []
-        for key in order {
-            let i = Int(key & 0xFFFF_FFFF)
-            guard owner[i] < 0 else { continue }
-            var group = Group(cell: i, aggregate: cells[i].aggregate, position: cellPositions[i])
-            owner[i] = groups.count
-            grid.forEachNeighbour(of: i) { bit, j in
-                // Compared with the first cell's own position, not the group's so far.
-                guard owner[j] < 0, sameBlock(i, j), close(cellPositions[i], cellPositions[j]) else { return }
-                owner[j] = groups.count
-                group.mask |= 1 << UInt8(bit)
-                group.aggregate.add(cells[j].aggregate)
+        groups.reserveCapacity(grid.cells.count)
+        // Read and written through pointers: once per cell and up to 8 times per
+        // neighbour, where array accesses checked bounds and uniqueness each time.
+        var owner = [Int32](repeating: -1, count: grid.cells.count)
+        grid.cells.withUnsafeBufferPointer { cells in
+            cellPositions.withUnsafeBufferPointer { positions in
+                owner.withUnsafeMutableBufferPointer { owner in
+                    @inline(__always)
+                    func sameBlock(_ i: Int, _ j: Int) -> Bool {
+                        (cells[i].x ^ cells[j].x) >> UInt32(Self.blockShift) == 0
+                            && (cells[i].y ^ cells[j].y) >> UInt32(Self.blockShift) == 0
+                    }
+                    for key in order {
+                        let i = Int(key & 0xFFFF_FFFF)
+                        guard owner[i] < 0 else { continue }
+                        let g = Int32(groups.count)
+                        var group = Group(cell: i, aggregate: cells[i].aggregate, position: positions[i])
+                        owner[i] = g
+                        grid.forEachNeighbour(of: i) { bit, j in
+                            // Compared with the first cell's own position, not the group's so far.
+                            guard owner[j] < 0, sameBlock(i, j), close(positions[i], positions[j]) else { return }
+                            owner[j] = g
+                            group.mask |= 1 << UInt8(bit)
+                            group.aggregate.add(cells[j].aggregate)
+                        }
+                        if group.mask != 0 { group.position = SIMD2(group.aggregate.x, group.aggregate.y) }
+                        groups.append(group)
+                    }
+                }
             }
-            if group.mask != 0 { group.position = SIMD2(group.aggregate.x, group.aggregate.y) }
-            groups.append(group)
+        }
+        let cells = grid.cells
+        @inline(__always)
+        func sameBlock(_ i: Int, _ j: Int) -> Bool {
+            (cells[i].x ^ cells[j].x) >> UInt32(Self.blockShift) == 0 && (cells[i].y ^ cells[j].y) >> UInt32(Self.blockShift) == 0
         }
         // Groups whose positions still come too close merge when the result stays in
         // the 3 x 3 square of the larger one's first cell. Such a pair's first cells are
