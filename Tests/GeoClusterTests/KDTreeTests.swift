@@ -37,6 +37,54 @@ struct KDTreeTests {
         }
     }
 
+    /// kdbush's `within`, step by step over the tree's sorted items: a stack of ranges,
+    /// the left half pushed before the right, so that the right is searched first. The
+    /// order of its results is the order in which supercluster sums a cluster's members.
+    private func kdbushWithin(_ tree: KDTree, _ qx: Double, _ qy: Double, _ r: Double) -> [UInt32] {
+        guard tree.count > 0 else { return [] }
+        let ids = tree.ids, coords = tree.coords
+        func inside(_ i: Int) -> Bool {
+            let dx = Double(coords[2 * i]) - qx, dy = Double(coords[2 * i + 1]) - qy
+            return dx * dx + dy * dy <= r * r
+        }
+        var stack = [0, tree.count - 1, 0]
+        var result: [UInt32] = []
+        while !stack.isEmpty {
+            let axis = stack.removeLast(), right = stack.removeLast(), left = stack.removeLast()
+            if right - left <= tree.nodeSize {
+                for i in left...right where inside(i) { result.append(ids[i]) }
+                continue
+            }
+            let m = (left + right) >> 1
+            if inside(m) { result.append(ids[m]) }
+            let x = Double(coords[2 * m]), y = Double(coords[2 * m + 1])
+            if axis == 0 ? qx - r <= x : qy - r <= y { stack += [left, m - 1, 1 - axis] }
+            if axis == 0 ? qx + r >= x : qy + r >= y { stack += [m + 1, right, 1 - axis] }
+        }
+        return result
+    }
+
+    /// Not only the same items as kdbush: in the same order, for small radii (one half
+    /// searched at most nodes) and large ones (both), on spread and on crowded points.
+    @Test(arguments: [4, 16, 64])
+    func withinFollowsKdbushOrder(nodeSize: Int) {
+        var random = SeededRandom(seed: 91)
+        var xs = (0..<3_000).map { _ in random.unit() }
+        var ys = (0..<3_000).map { _ in random.unit() }
+        for _ in 0..<3_000 {
+            xs.append(0.3 + random.between(0, 0.01))
+            ys.append(0.6 + random.between(0, 0.01))
+        }
+        let tree = KDTree(x: xs, y: ys, nodeSize: nodeSize)
+        for radius in [0.0005, 0.003, 0.02, 0.3] {
+            for q in 0..<60 {
+                let (qx, qy) = q % 2 == 0 ? (random.unit(), random.unit()) : (xs[3_000 + q], ys[3_000 + q])
+                let found = tree.within(x: qx, y: qy, radius: radius)
+                #expect(found == kdbushWithin(tree, qx, qy, radius), "radius \(radius), query \(q)")
+            }
+        }
+    }
+
     /// Range bounds that fall on, just inside or just outside stored `Float` positions
     /// select exactly what comparing in `Double` selects.
     @Test func rangeBoundsNextToStoredPositionsAreExact() {
