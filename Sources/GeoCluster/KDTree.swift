@@ -213,7 +213,31 @@ public struct KDTree: Sendable {
         var stack = TraversalStack()
         stack.push(0, count - 1, 0, 1)
         let q = SIMD4<Double>(qx, qy, qx, qy)
-        while let (left, right, axis, k) = stack.pop() {
+        while var (left, right, axis, k) = stack.pop() {
+            // A node whose search goes on in one half only goes on in it here, without the
+            // stack; with both halves, the left waits on the stack while the right goes on,
+            // which is the order in which popping them would visit them.
+            while right - left > nodeSize {
+                let m = (left + right) >> 1
+                let x = Double(splits[2 * k])
+                let y = Double(splits[2 * k + 1])
+                let dx = x - qx
+                let dy = y - qy
+                if dx * dx + dy * dy <= r2 { result.append(item(blocks, m)) }
+                let goesLeft = axis == 0 ? qx - radius <= x : qy - radius <= y
+                let goesRight = axis == 0 ? qx + radius >= x : qy + radius >= y
+                if goesRight {
+                    if goesLeft { stack.push(left, m - 1, 1 - axis, 2 * k) }
+                    left = m + 1
+                    k = 2 * k + 1
+                } else if goesLeft {
+                    right = m - 1
+                    k = 2 * k
+                } else {
+                    break
+                }
+                axis = 1 - axis
+            }
             if right - left <= nodeSize {
                 // Four items a block; the test of each is the scalar one (the same
                 // `Double` arithmetic), so the same items pass, appended in order.
@@ -231,19 +255,6 @@ public struct KDTree: Sendable {
                     let lanes = Self.lanes(b, left, right)
                     for lane in 0..<4 where lanes[lane] && inside[lane] { result.append(block[8 + lane]) }
                 }
-                continue
-            }
-            let m = (left + right) >> 1
-            let x = Double(splits[2 * k])
-            let y = Double(splits[2 * k + 1])
-            let dx = x - qx
-            let dy = y - qy
-            if dx * dx + dy * dy <= r2 { result.append(item(blocks, m)) }
-            if axis == 0 ? qx - radius <= x : qy - radius <= y {
-                stack.push(left, m - 1, 1 - axis, 2 * k)
-            }
-            if axis == 0 ? qx + radius >= x : qy + radius >= y {
-                stack.push(m + 1, right, 1 - axis, 2 * k + 1)
             }
         }
     }
