@@ -66,8 +66,11 @@ final class LookaheadLists: @unchecked Sendable {
     static let taken: UInt8 = 3
 
     let count: Int
-    /// The item the greedy pass has reached; the job lists items after it only.
-    let position = Atomic<Int>(-1)
+    /// The item the greedy pass has reached (-1 before the first); the job lists items
+    /// after it only. Apart from the object, on a cache line of its own: the pass writes
+    /// it while the job reads the object's other fields.
+    private let position: UnsafeMutablePointer<Atomic<Int>>
+    private static let positionWords = 16
     private let states: UnsafeMutablePointer<Atomic<UInt8>>
     /// The lists, one after another in the order the job made them, and each item's
     /// bounds in them; written by the job only, each list before its item is `listed`.
@@ -86,6 +89,8 @@ final class LookaheadLists: @unchecked Sendable {
 
     init(count: Int) {
         self.count = count
+        position = .allocate(capacity: Self.positionWords)
+        for i in 0..<Self.positionWords { (position + i).initialize(to: Atomic(-1)) }
         states = .allocate(capacity: count)
         for i in 0..<count { (states + i).initialize(to: Atomic(Self.open)) }
         room = count * Self.reservedNeighborsPerItem
@@ -95,6 +100,8 @@ final class LookaheadLists: @unchecked Sendable {
     }
 
     deinit {
+        position.deinitialize(count: Self.positionWords)
+        position.deallocate()
         states.deinitialize(count: count)
         states.deallocate()
         storage.deallocate()
@@ -111,7 +118,7 @@ final class LookaheadLists: @unchecked Sendable {
             var used = 0
             var j = 0
             while !job.isStopRequested {
-                let reached = position.load(ordering: .relaxed)
+                let reached = position.pointee.load(ordering: .relaxed)
                 if j < reached + Self.gap { j = reached + Self.gap }
                 guard j < count else { break }
                 if j > reached + Self.maximumLead {
@@ -139,30 +146,48 @@ final class LookaheadLists: @unchecked Sendable {
         }
     }
 
-    /// Whether the job has listed item `i`.
-    func isListed(_ i: Int) -> Bool { states[i].load(ordering: .acquiring) == Self.listed }
+    /// What the greedy pass reads and writes, through pointers: a call on the object
+    /// itself retained and released it each time, on a cache line the job reads.
+    /// Valid while the object lives.
+    var pass: Pass { Pass(position: position, states: states, storage: storage, first: first, end: end) }
 
-    /// Appends item `i`'s list to `neighbors`: the job's, or one computed here when the
-    /// job has not listed the item. The greedy pass calls it for each item it does not
-    /// skip, in order, having stored in ``position`` an item at most ``positionStride``
-    /// before it.
-    func neighbors(of i: Int, tree: KDTree, x: Double, y: Double, radius: Double, into neighbors: inout [UInt32]) {
-        var spins = 0
-        while true {
-            switch states[i].load(ordering: .acquiring) {
-            case Self.listed:
-                neighbors.append(contentsOf: UnsafeBufferPointer(start: storage + Int(first[i]),
-                                                                 count: Int(end[i] - first[i])))
-                return
-            case Self.computing where spins < Self.spinsBeforeComputing:
-                // The job is on this item: one neighbour query, unless its thread was
-                // preempted, in which case this one computes the list too.
-                spins += 1
-            default:
-                if states[i].compareExchange(expected: Self.open, desired: Self.taken, ordering: .relaxed).exchanged
-                    || spins >= Self.spinsBeforeComputing {
-                    tree.within(x: x, y: y, radius: radius, into: &neighbors)
+    struct Pass {
+        fileprivate let position: UnsafeMutablePointer<Atomic<Int>>
+        fileprivate let states: UnsafeMutablePointer<Atomic<UInt8>>
+        fileprivate let storage: UnsafeMutablePointer<UInt32>
+        fileprivate let first: UnsafeMutablePointer<UInt32>
+        fileprivate let end: UnsafeMutablePointer<UInt32>
+
+        /// Tells the job that the pass has reached item `i`.
+        @inline(__always)
+        func publish(_ i: Int) { position.pointee.store(i, ordering: .relaxed) }
+
+        /// Whether the job has listed item `i`.
+        func isListed(_ i: Int) -> Bool { states[i].load(ordering: .acquiring) == LookaheadLists.listed }
+
+        /// Appends item `i`'s list to `neighbors`: the job's, or one computed here when
+        /// the job has not listed the item. The greedy pass calls it for each item it
+        /// does not skip, in order, having published an item at most
+        /// ``LookaheadLists/positionStride`` before it.
+        func neighbors(of i: Int, tree: KDTree, x: Double, y: Double, radius: Double, into neighbors: inout [UInt32]) {
+            var spins = 0
+            while true {
+                switch states[i].load(ordering: .acquiring) {
+                case LookaheadLists.listed:
+                    neighbors.append(contentsOf: UnsafeBufferPointer(start: storage + Int(first[i]),
+                                                                     count: Int(end[i] - first[i])))
                     return
+                case LookaheadLists.computing where spins < LookaheadLists.spinsBeforeComputing:
+                    // The job is on this item: one neighbour query, unless its thread was
+                    // preempted, in which case this one computes the list too.
+                    spins += 1
+                default:
+                    if states[i].compareExchange(expected: LookaheadLists.open, desired: LookaheadLists.taken,
+                                                 ordering: .relaxed).exchanged
+                        || spins >= LookaheadLists.spinsBeforeComputing {
+                        tree.within(x: x, y: y, radius: radius, into: &neighbors)
+                        return
+                    }
                 }
             }
         }
@@ -220,6 +245,7 @@ struct Builder<Value: Sendable> {
         // lookahead.
         let lists = usingSecondCore && count >= LookaheadLists.minimumCount ? LookaheadLists(count: count) : nil
         let lookahead = lists?.start(tree: upper.tree, x: upper.data.x, y: upper.data.y, radius: r, skipping: visited)
+        let pass = lists?.pass
 
         // The next item at which the pass publishes its position: the pass skips placed
         // items, so a fixed multiple of the stride may never come.
@@ -229,12 +255,12 @@ struct Builder<Value: Sendable> {
             let x = upper.data.x[i]
             let y = upper.data.y[i]
             neighbors.removeAll(keepingCapacity: true)
-            if let lists {
+            if let pass {
                 if i >= publishAt {
-                    lists.position.store(i, ordering: .relaxed)
+                    pass.publish(i)
                     publishAt = i + LookaheadLists.positionStride
                 }
-                lists.neighbors(of: i, tree: upper.tree, x: x, y: y, radius: r, into: &neighbors)
+                pass.neighbors(of: i, tree: upper.tree, x: x, y: y, radius: r, into: &neighbors)
             } else {
                 upper.tree.within(x: x, y: y, radius: r, into: &neighbors)
             }
@@ -283,6 +309,7 @@ struct Builder<Value: Sendable> {
             }
         }
         lookahead?.cancel()
+        withExtendedLifetime(lists) {}
         let level = next.compacted()
         next.removeAll()
         scratch = next

@@ -213,20 +213,22 @@ struct RadiusClusterIndexTests {
         for i in skipped { placed.set(i) }
         let lists = LookaheadLists(count: count)
         let job = lists.start(tree: tree, x: x, y: y, radius: radius, skipping: placed)
+        let pass = lists.pass
         // The job goes `maximumLead` items ahead of the pass before it waits for it.
         let deadline = ContinuousClock.now + .seconds(120)
-        while !lists.isListed(2_000), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
-        try #require(lists.isListed(2_000), "the job did not list item 2,000 within two minutes")
-        for i in 0..<firstListed { #expect(!lists.isListed(i), "item \(i)") }
-        for i in skipped { #expect(!lists.isListed(i), "item \(i)") }
-        for i in firstListed...2_000 where !skipped.contains(i) { #expect(lists.isListed(i), "item \(i)") }
+        while !pass.isListed(2_000), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        try #require(pass.isListed(2_000), "the job did not list item 2,000 within two minutes")
+        for i in 0..<firstListed { #expect(!pass.isListed(i), "item \(i)") }
+        for i in skipped { #expect(!pass.isListed(i), "item \(i)") }
+        for i in firstListed...2_000 where !skipped.contains(i) { #expect(pass.isListed(i), "item \(i)") }
         for i in 0..<count where !skipped.contains(i) {
-            if i % LookaheadLists.positionStride == 0 { lists.position.store(i, ordering: .relaxed) }
+            if i % LookaheadLists.positionStride == 0 { pass.publish(i) }
             var neighbors: [UInt32] = [7]
-            lists.neighbors(of: i, tree: tree, x: x[i], y: y[i], radius: radius, into: &neighbors)
+            pass.neighbors(of: i, tree: tree, x: x[i], y: y[i], radius: radius, into: &neighbors)
             #expect(neighbors == [7] + tree.within(x: x[i], y: y[i], radius: radius), "item \(i)")
         }
         job.cancel()
+        withExtendedLifetime(lists) {}
 
         // The first 1,800 items within reach of each other: eight of their lists fill
         // 14,400 of the 16,000 entries reserved; the ninth does not fit, and the job stops.
@@ -239,15 +241,17 @@ struct RadiusClusterIndexTests {
         let nonePlaced = VisitedFlags()
         nonePlaced.reset(count: 2_000)
         crowded.start(tree: packedTree, x: px, y: py, radius: 0.0001, skipping: nonePlaced).complete()
+        let crowdedPass = crowded.pass
         let first = LookaheadLists.gap - 1
-        for i in first..<first + 8 { #expect(crowded.isListed(i), "item \(i)") }
-        #expect(!crowded.isListed(first + 8))
+        for i in first..<first + 8 { #expect(crowdedPass.isListed(i), "item \(i)") }
+        #expect(!crowdedPass.isListed(first + 8))
         for i in [first, first + 7, first + 8, 1_999] {
             var neighbors: [UInt32] = []
-            crowded.neighbors(of: i, tree: packedTree, x: px[i], y: py[i], radius: 0.0001, into: &neighbors)
+            crowdedPass.neighbors(of: i, tree: packedTree, x: px[i], y: py[i], radius: 0.0001, into: &neighbors)
             #expect(neighbors == packedTree.within(x: px[i], y: py[i], radius: 0.0001), "item \(i)")
         }
         #expect(packedTree.within(x: px[first], y: py[first], radius: 0.0001).count == 1_800)
+        withExtendedLifetime(crowded) {}
     }
 
     @Test func clusterCountsGrowWithZoom() throws {
