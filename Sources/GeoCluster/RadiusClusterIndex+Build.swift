@@ -201,7 +201,8 @@ final class LookaheadLists: @unchecked Sendable {
     static let gap = 64
     /// How far ahead of the pass's position the job goes before it waits for the pass.
     static let maximumLead = 4_096
-    /// The pass publishes its position every this many items.
+    /// The pass publishes its position at the first item it visits at least this many
+    /// after the last it published.
     static let positionStride = 16
 }
 
