@@ -41,6 +41,12 @@ extension LiveClusterIndex {
         }
     }
 
+    /// Whether two cells lie in one block.
+    @inline(__always)
+    static func inOneBlock(_ a: GridCell, _ b: GridCell) -> Bool {
+        (a.x ^ b.x) >> UInt32(blockShift) == 0 && (a.y ^ b.y) >> UInt32(blockShift) == 0
+    }
+
     /// Forms the display groups of a grid at zoom `z` (steps 2 and 3 above).
     func group(_ grid: Grid, zoom z: Int) -> [Group] {
         guard !grid.cells.isEmpty else { return [] }
@@ -67,11 +73,6 @@ extension LiveClusterIndex {
         grid.cells.withUnsafeBufferPointer { cells in
             cellPositions.withUnsafeBufferPointer { positions in
                 owner.withUnsafeMutableBufferPointer { owner in
-                    @inline(__always)
-                    func sameBlock(_ i: Int, _ j: Int) -> Bool {
-                        (cells[i].x ^ cells[j].x) >> UInt32(Self.blockShift) == 0
-                            && (cells[i].y ^ cells[j].y) >> UInt32(Self.blockShift) == 0
-                    }
                     for key in order {
                         let i = Int(key & 0xFFFF_FFFF)
                         guard owner[i] < 0 else { continue }
@@ -80,7 +81,8 @@ extension LiveClusterIndex {
                         owner[i] = g
                         grid.forEachNeighbour(of: i) { bit, j in
                             // Compared with the first cell's own position, not the group's so far.
-                            guard owner[j] < 0, sameBlock(i, j), close(positions[i], positions[j]) else { return }
+                            guard owner[j] < 0, Self.inOneBlock(cells[i], cells[j]), close(positions[i], positions[j])
+                            else { return }
                             owner[j] = g
                             group.mask |= 1 << UInt8(bit)
                             group.aggregate.add(cells[j].aggregate)
@@ -91,18 +93,13 @@ extension LiveClusterIndex {
                 }
             }
         }
-        let cells = grid.cells
-        @inline(__always)
-        func sameBlock(_ i: Int, _ j: Int) -> Bool {
-            (cells[i].x ^ cells[j].x) >> UInt32(Self.blockShift) == 0 && (cells[i].y ^ cells[j].y) >> UInt32(Self.blockShift) == 0
-        }
         // Groups whose positions still come too close merge when the result stays in
         // the 3 x 3 square of the larger one's first cell. Such a pair's first cells are
         // neighbours (in one block), so each group looks only at the groups that start
         // next to it. Two groups of one cell each were compared above, when the first of
         // them formed, and a pair that did not merge can merge in a later round only when
         // one of the two has grown: each round starts from the groups that have grown.
-        var firstOf = [Int32](repeating: -1, count: cells.count)
+        var firstOf = [Int32](repeating: -1, count: grid.cells.count)
         var dirty = groups.map { $0.mask != 0 }
         for _ in 0..<3 {
             for (g, group) in groups.enumerated() { firstOf[group.first] = Int32(g) }
@@ -112,7 +109,7 @@ extension LiveClusterIndex {
             for a in groups.indices where alive[a] && dirty[a] {
                 grid.forEachNeighbour(of: groups[a].first) { _, j in
                     // Once absorbed, `a` looks no further.
-                    guard alive[a], firstOf[j] >= 0, sameBlock(groups[a].first, j) else { return }
+                    guard alive[a], firstOf[j] >= 0, Self.inOneBlock(grid.cells[groups[a].first], grid.cells[j]) else { return }
                     let b = Int(firstOf[j])
                     guard alive[b], close(groups[a].position, groups[b].position) else { return }
                     let (winner, loser) = Self.ranks(groups[a], before: groups[b]) ? (a, b) : (b, a)
