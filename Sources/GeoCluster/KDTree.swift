@@ -374,19 +374,22 @@ private struct Sorter: @unchecked Sendable {
                 let newRight = min(right, Int((Double(k) + (n - m) * s / n + sd).rounded(.down)))
                 select(k: k, left: newLeft, right: newRight, axis: axis)
             }
-            let t = coords[2 * k + axis]
+            // The coordinate on `axis` of position `p` is `c[2 * p]`; positions lie within
+            // `0..<count` (< 2^32), so the arithmetic on them cannot overflow.
+            let c = coords + axis
+            let t = c[k &<< 1]
             var i = left
             var j = right
             swapItems(left, k)
-            if coords[2 * right + axis] > t { swapItems(left, right) }
+            if c[right &<< 1] > t { swapItems(left, right) }
             while i < j {
                 swapItems(i, j)
-                i += 1
-                j -= 1
-                while coords[2 * i + axis] < t { i += 1 }
-                while coords[2 * j + axis] > t { j -= 1 }
+                i &+= 1
+                j &-= 1
+                while c[i &<< 1] < t { i &+= 1 }
+                while c[j &<< 1] > t { j &-= 1 }
             }
-            if coords[2 * left + axis] == t {
+            if c[left &<< 1] == t {
                 swapItems(left, j)
             } else {
                 j += 1
@@ -402,11 +405,11 @@ private struct Sorter: @unchecked Sendable {
         let id = ids[i]
         ids[i] = ids[j]
         ids[j] = id
-        let x = coords[2 * i]
-        let y = coords[2 * i + 1]
-        coords[2 * i] = coords[2 * j]
-        coords[2 * i + 1] = coords[2 * j + 1]
-        coords[2 * j] = x
-        coords[2 * j + 1] = y
+        // Both coordinates of a position as one word, through raw memory.
+        let xy = UnsafeMutableRawPointer(coords)
+        let a = xy.load(fromByteOffset: i &<< 3, as: UInt64.self)
+        let b = xy.load(fromByteOffset: j &<< 3, as: UInt64.self)
+        xy.storeBytes(of: b, toByteOffset: i &<< 3, as: UInt64.self)
+        xy.storeBytes(of: a, toByteOffset: j &<< 3, as: UInt64.self)
     }
 }
