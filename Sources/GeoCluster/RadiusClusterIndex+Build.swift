@@ -111,8 +111,10 @@ final class LookaheadLists: @unchecked Sendable {
 
     /// Starts the job. Items already placed when the job comes to them are skipped: the
     /// pass does not ask for their lists (it marks an item placed just before it asks
-    /// for the item's own list, and then computes that list itself).
-    func start(tree: KDTree, x: [Double], y: [Double], radius: Double, skipping placed: VisitedFlags) -> BackgroundJob {
+    /// for the item's own list, and then computes that list itself). So are the items
+    /// marked in `alone` (``LoneItems``), which the pass copies without a list.
+    func start(tree: KDTree, x: [Double], y: [Double], radius: Double, skipping placed: VisitedFlags,
+               alone: [UInt8] = []) -> BackgroundJob {
         BackgroundJob { [self] job in
             var list: [UInt32] = []
             var used = 0
@@ -128,7 +130,7 @@ final class LookaheadLists: @unchecked Sendable {
                     continue
                 }
                 defer { j += 1 }
-                guard !placed[j],
+                guard !placed[j], alone.isEmpty || alone[j] == 0,
                       states[j].compareExchange(expected: Self.open, desired: Self.computing, ordering: .relaxed).exchanged
                 else { continue }
                 list.removeAll(keepingCapacity: true)
@@ -206,6 +208,109 @@ final class LookaheadLists: @unchecked Sendable {
     static let positionStride = 16
 }
 
+/// The items of a level with no other item within the radius, found without a neighbour
+/// query: a sparse level (most levels of points spread wide) has mostly such items, and
+/// for them the greedy pass only copies the item, whatever the query would list.
+///
+/// Items are put in a grid of square cells at least as wide as the radius plus the
+/// rounding the kd-tree adds (it holds `Float` positions; a query is made from the
+/// item's `Double` one), so that any item a query from another could list lies in the
+/// same or an adjacent cell. The items are sorted by cell, their index packed below the
+/// cell in one 64-bit key, and one sweep with a cursor per neighbouring row counts the
+/// items of the 3 x 3 cells around each. The test only ever calls an item alone when it
+/// is; items it cannot tell about (a crowded cell) go through the query as before.
+struct LoneItems {
+    /// Items from which a level is looked through for lone items.
+    static let minimumCount = 4_096
+    /// A level of fewer lone items than `1 / fewest` of its items ends the search for them.
+    static let fewest = 64
+
+    private var keys: [UInt64] = []
+    /// 1 for an item alone within the radius, by item.
+    private(set) var alone: [UInt8] = []
+
+    /// Marks the items of `x`, `y` (projected positions in [0, 1]) that have no other item
+    /// within `radius`; returns how many.
+    mutating func find(x: [Double], y: [Double], radius: Double) -> Int {
+        let n = x.count
+        alone.removeAll(keepingCapacity: true)
+        alone.append(contentsOf: repeatElement(0, count: n))
+        guard n > 1 else {
+            if n == 1 { alone[0] = 1 }
+            return n
+        }
+        // The index in whole bytes, which the sort need not pass over: the keys are
+        // made in the order of the index.
+        let indexBytes = (Int.bitWidth - (n - 1).leadingZeroBitCount + 7) / 8
+        let indexBits = UInt64(8 * indexBytes)
+        let cellBits = (64 - indexBits) / 2
+        guard cellBits >= 4 else { return 0 }
+        // Per axis, a listed item lies within radius (and the double arithmetic's error)
+        // of the query's position, which lies within half a `Float` ulp below 1 (2^-25)
+        // of the item's own `Float` position: a cell of radius + 2^-24 takes both.
+        var side = radius * (1 + 1e-9) + 0x1p-24
+        let maxCell = Double((UInt64(1) << cellBits) - 4)
+        if 1 / side > maxCell { side = 1 / maxCell }
+        let scale = 1 / side
+        keys.removeAll(keepingCapacity: true)
+        keys.reserveCapacity(n)
+        func cell(_ v: Double) -> UInt64 {
+            let scaled = Double(Float(v)) * scale
+            return scaled >= 0 ? UInt64(min(scaled, maxCell)) : 0
+        }
+        for i in 0..<n {
+            keys.append((cell(y[i]) << cellBits | cell(x[i])) << indexBits | UInt64(i))
+        }
+        RadixSort.sort(&keys, aboveLowBytes: indexBytes)
+        let columnMask = (UInt64(1) << cellBits) - 1
+        var found = 0
+        keys.withUnsafeBufferPointer { keys in
+            alone.withUnsafeMutableBufferPointer { alone in
+                // Cursors: for each of the rows above, at and below an item's, the first
+                // key at or after its left neighbour cell and the first after its right one.
+                var from = (0, 0, 0), to = (0, 0, 0)
+                for p in 0..<n {
+                    let key = keys[p]
+                    let cell = key >> indexBits
+                    let cx = cell & columnMask
+                    let cy = cell >> cellBits
+                    let left = cx > 0 ? cx - 1 : 0
+                    let right = cx + 1
+                    func bounds(_ row: UInt64) -> (UInt64, UInt64) {
+                        ((row << cellBits | left) << indexBits, (row << cellBits | right + 1) << indexBits)
+                    }
+                    func advance(_ cursor: inout Int, below bound: UInt64) {
+                        while cursor < n && keys[cursor] < bound { cursor += 1 }
+                    }
+                    var crowded = false
+                    // The same row: the item itself is one of the keys in range.
+                    let (sameLow, sameHigh) = bounds(cy)
+                    advance(&from.1, below: sameLow)
+                    advance(&to.1, below: sameHigh)
+                    if to.1 - from.1 > 1 { crowded = true }
+                    if !crowded && cy > 0 {
+                        let (low, high) = bounds(cy - 1)
+                        advance(&from.0, below: low)
+                        advance(&to.0, below: high)
+                        if to.0 > from.0 { crowded = true }
+                    }
+                    if !crowded {
+                        let (low, high) = bounds(cy + 1)
+                        advance(&from.2, below: low)
+                        advance(&to.2, below: high)
+                        if to.2 > from.2 { crowded = true }
+                    }
+                    if !crowded {
+                        alone[Int(key & ((UInt64(1) << indexBits) - 1))] = 1
+                        found += 1
+                    }
+                }
+            }
+        }
+        return found
+    }
+}
+
 /// The greedy clustering of one zoom, supercluster's `_cluster`.
 struct Builder<Value: Sendable> {
     let options: RadiusClusterOptions
@@ -220,10 +325,16 @@ struct Builder<Value: Sendable> {
 
     /// Whether neighbour lists are computed ahead on another thread.
     let usingSecondCore: Bool
+    /// The items of the level being clustered that need no neighbour query.
+    var loneItems = LoneItems()
+    /// Whether levels are still looked through for lone items: not once a level has few
+    /// (the radius doubles from one level to the next, and lone items grow fewer).
+    var findingLoneItems: Bool
 
     init(options: RadiusClusterOptions, inputCount: Int, aggregation: ClusterAggregation<Value>?,
-         usingSecondCore: Bool) {
+         usingSecondCore: Bool, findingLoneItems: Bool) {
         self.usingSecondCore = usingSecondCore
+        self.findingLoneItems = findingLoneItems
         self.options = options
         self.inputCount = inputCount
         self.aggregation = aggregation
@@ -240,12 +351,21 @@ struct Builder<Value: Sendable> {
         var next = scratch
         scratch = LevelData(capacity: 0, aggregating: aggregation != nil)
 
+        // Items with no other within the radius are copied without a neighbour query.
+        var alone: [UInt8] = []
+        if findingLoneItems && count >= LoneItems.minimumCount {
+            let found = loneItems.find(x: upper.data.x, y: upper.data.y, radius: r)
+            alone = loneItems.alone
+            if found < count / LoneItems.fewest { findingLoneItems = false }
+        }
+
         // With a second core, another thread computes the neighbour lists of the items
         // just ahead of this one, which takes them as it comes to them. The greedy pass
         // itself stays in order on this thread, so the result is the same as without the
         // lookahead.
         let lists = usingSecondCore && count >= LookaheadLists.minimumCount ? LookaheadLists(count: count) : nil
-        let lookahead = lists?.start(tree: upper.tree, x: upper.data.x, y: upper.data.y, radius: r, skipping: visited)
+        let lookahead = lists?.start(tree: upper.tree, x: upper.data.x, y: upper.data.y, radius: r, skipping: visited,
+                                     alone: alone)
         let pass = lists?.pass
 
         // The next item at which the pass publishes its position: the pass skips placed
@@ -253,14 +373,19 @@ struct Builder<Value: Sendable> {
         var publishAt = 0
         for i in 0..<count where !visited[i] {
             visited.set(i)
+            if let pass, i >= publishAt {
+                pass.publish(i)
+                publishAt = i + LookaheadLists.positionStride
+            }
+            if !alone.isEmpty && alone[i] != 0 {
+                // No other item within the radius: what the query would list changes nothing.
+                next.appendCopy(of: upper.data, at: i)
+                continue
+            }
             let x = upper.data.x[i]
             let y = upper.data.y[i]
             neighbors.removeAll(keepingCapacity: true)
             if let pass {
-                if i >= publishAt {
-                    pass.publish(i)
-                    publishAt = i + LookaheadLists.positionStride
-                }
                 pass.neighbors(of: i, tree: upper.tree, x: x, y: y, radius: r, into: &neighbors)
             } else {
                 upper.tree.within(x: x, y: y, radius: r, into: &neighbors)

@@ -54,17 +54,20 @@ public struct RadiusClusterIndex: Sendable {
     }
 
     /// As ``init(coordinates:options:)-(Coordinate?)``, on one thread when
-    /// `usingSecondCore` is false; for tests, whose answers must not depend on it.
-    init(coordinates: [Coordinate?], options: RadiusClusterOptions = .init(), usingSecondCore: Bool) throws(GeoClusterError) {
+    /// `usingSecondCore` is false, and without looking for lone items when
+    /// `findingLoneItems` is false; for tests, whose answers must not depend on either.
+    init(coordinates: [Coordinate?], options: RadiusClusterOptions = .init(), usingSecondCore: Bool,
+         findingLoneItems: Bool = true) throws(GeoClusterError) {
         var unused: [Never] = []
         try self.init(count: coordinates.count, coordinate: { coordinates[$0] }, options: options,
-                      aggregation: nil, aggregates: &unused, usingSecondCore: usingSecondCore)
+                      aggregation: nil, aggregates: &unused, usingSecondCore: usingSecondCore,
+                      findingLoneItems: findingLoneItems)
     }
 
     private init<Value: Sendable>(
         count n: Int, coordinate: (Int) -> Coordinate?, options: RadiusClusterOptions,
         aggregation: ClusterAggregation<Value>?, aggregates: inout [Value],
-        usingSecondCore: Bool = BackgroundJob.hasSecondCore
+        usingSecondCore: Bool = BackgroundJob.hasSecondCore, findingLoneItems: Bool = true
     ) throws(GeoClusterError) {
         try options.validate()
         guard n <= Self.maxPointCount else {
@@ -81,7 +84,7 @@ public struct RadiusClusterIndex: Sendable {
         }
         let everyEntryPositioned = top.count == n
         var builder = Builder(options: options, inputCount: n, aggregation: aggregation,
-                              usingSecondCore: usingSecondCore)
+                              usingSecondCore: usingSecondCore, findingLoneItems: findingLoneItems)
         var upper = Level(data: top, nodeSize: options.nodeSize, usingSecondCore: usingSecondCore)
         var descending: [Level] = []
         descending.reserveCapacity(options.maxZoom - options.minZoom + 2)

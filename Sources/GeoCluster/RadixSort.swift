@@ -7,6 +7,14 @@ package enum RadixSort {
         sort(&keys) { $0 }
     }
 
+    /// Sorts `keys` by their bits above the lowest `8 * lowBytes`, keeping the order of
+    /// keys that agree there: keys made in ascending order of what those low bytes hold
+    /// end up sorted whole, without the passes over the low bytes.
+    static func sort(_ keys: inout [UInt64], aboveLowBytes lowBytes: Int) {
+        let shift = UInt64(8 * lowBytes)
+        sort(&keys) { ($0 >> shift) << shift }
+    }
+
     /// Sorts `pairs` by their first value ascending, keeping the order of pairs with
     /// equal first values (for other modules: specialised here).
     package static func sortByFirst(_ pairs: inout [SIMD2<UInt64>]) {

@@ -194,6 +194,93 @@ struct RadiusClusterIndexTests {
         }
     }
 
+    /// Lone items (no other item within the radius) are copied by the greedy pass without
+    /// a neighbour query; with or without looking for them, on one thread or two, every
+    /// answer is the same, bit for bit. Spread points make most items lone at the deep
+    /// zooms, tight ones crowd them, and some lie just over the radius apart.
+    @Test func buildsWithAndWithoutLoneItemsAgree() throws {
+        var random = SeededRandom(seed: 29)
+        var coordinates: [Coordinate?] = Self.randomCoordinates(20_000, seed: 31, lon: 120...135, lat: 30...42)
+        for _ in 0..<8_000 {
+            coordinates.append(Coordinate(longitude: 127 + random.between(0, 0.01),
+                                          latitude: 37.5 + random.between(0, 0.01)))
+        }
+        // Rows of points about one zoom-16 radius apart (40 px of 512 is 0.000687 degrees
+        // of longitude there).
+        for i in 0..<2_000 {
+            coordinates.append(Coordinate(longitude: 126 + Double(i) * 0.000687 * random.between(0.98, 1.02),
+                                          latitude: 35 + Double(i % 7) * 0.000687))
+        }
+        let without = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: false, findingLoneItems: false)
+        let one = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: false)
+        let two = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: true)
+        for zoom in 0...17 {
+            let clusters = try without.clusters(in: Self.world, zoom: Double(zoom))
+            #expect(try one.clusters(in: Self.world, zoom: Double(zoom)) == clusters, "zoom \(zoom)")
+            #expect(try two.clusters(in: Self.world, zoom: Double(zoom)) == clusters, "zoom \(zoom), two threads")
+            for cluster in clusters.prefix(20) {
+                guard let id = cluster.clusterID else { continue }
+                #expect(try one.children(of: id) == without.children(of: id))
+            }
+        }
+    }
+
+    /// An item called lone has no other item that a neighbour query from it lists, even
+    /// where the kd-tree's `Float` positions bring items just over the radius apart
+    /// within it; and on spread points most items are found lone.
+    @Test func loneItemsHaveNoOtherItemWithinTheRadius() {
+        var random = SeededRandom(seed: 7)
+        let radius16 = 40.0 / (512 * 65_536)
+        var sets: [(name: String, x: [Double], y: [Double], radius: Double)] = []
+        // Spread over a square of 0.02 (about 6,000 radii of zoom 16 across).
+        let spreadX = (0..<10_000).map { _ in 0.4 + random.between(0, 0.02) }
+        let spreadY = (0..<10_000).map { _ in 0.3 + random.between(0, 0.02) }
+        sets.append(("spread", spreadX, spreadY, radius16))
+        // Pairs of points a little over the radius apart (by up to 4e-8, of the order of a
+        // Float's spacing there), along x or y, far from other pairs: given as doubles,
+        // which the tree rounds while queries start from the doubles, some are listed by
+        // each other's query and some not. The radius is not a whole number of Float
+        // spacings (40 px of 512 at zoom 16 is 20 of them between 0.5 and 1: this one is
+        // 20.75, so that rounded positions a quarter spacing over it lie within it from a
+        // query a little above the rounded one).
+        let oddRadius = radius16 * 1.0375
+        var pairsX: [Double] = [], pairsY: [Double] = []
+        for pair in 0..<20_000 {
+            let x = 0.5 + Double(pair % 200) * 0.0002 + random.between(0, 0.00002)
+            let y = 0.6 + Double(pair / 200) * 0.0002 + random.between(0, 0.00002)
+            let apart = oddRadius + random.between(0, 4e-8)
+            pairsX += [x, pair % 2 == 0 ? x + apart : x]
+            pairsY += [y, pair % 2 == 0 ? y : y + apart]
+        }
+        sets.append(("pairs", pairsX, pairsY, oddRadius))
+        // Crowded and spread together, at a larger radius.
+        let mixedX = spreadX.prefix(5_000) + (0..<5_000).map { _ in 0.41 + random.between(0, 0.0005) }
+        let mixedY = spreadY.prefix(5_000) + (0..<5_000).map { _ in 0.31 + random.between(0, 0.0005) }
+        sets.append(("mixed", Array(mixedX), Array(mixedY), radius16 * 16))
+        var lone = LoneItems()
+        for set in sets {
+            let found = lone.find(x: set.x, y: set.y, radius: set.radius)
+            #expect(lone.alone.count == set.x.count)
+            #expect(lone.alone.filter { $0 != 0 }.count == found, "\(set.name)")
+            let tree = KDTree(x: set.x, y: set.y, nodeSize: 64)
+            var wrong = 0
+            for i in set.x.indices where lone.alone[i] != 0 {
+                let listed = tree.within(x: set.x[i], y: set.y[i], radius: set.radius)
+                if listed.contains(where: { Int($0) != i }) { wrong += 1 }
+            }
+            #expect(wrong == 0, "\(set.name): \(wrong) items called lone have neighbours")
+            if set.name == "pairs" {
+                // Some pairs are within the radius after rounding, some not.
+                let near = stride(from: 0, to: set.x.count, by: 2).filter {
+                    tree.within(x: set.x[$0], y: set.y[$0], radius: set.radius).count > 1
+                }.count
+                #expect(near > 1_000 && near < set.x.count / 2 - 1_000, "\(near) pairs within the radius")
+            }
+            if set.name == "spread" { #expect(found > 9 * set.x.count / 10, "\(found) lone of \(set.x.count)") }
+            if set.name == "mixed" { #expect(found < set.x.count / 2, "\(found) lone of \(set.x.count)") }
+        }
+    }
+
     /// The lookahead job lists the items just ahead of the greedy pass, skipping those
     /// already placed (the pass does not ask for their lists), and the pass gets every
     /// list right whether the job made it or not. A list that would overflow the
