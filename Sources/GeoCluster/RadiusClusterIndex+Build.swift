@@ -208,29 +208,35 @@ final class LookaheadLists: @unchecked Sendable {
     static let positionStride = 16
 }
 
-/// The items of a level with no other item within the radius, found without a neighbour
-/// query: a sparse level (most levels of points spread wide) has mostly such items, and
-/// for them the greedy pass only copies the item, whatever the query would list.
+/// The items of a level whose own neighbour query would list no other item, found
+/// without the query: a sparse level (most levels of points spread wide, and the spread
+/// part of crowded ones) has mostly such items, and for them the greedy pass only copies
+/// the item, whatever else the query would list (nothing it has not placed).
 ///
 /// Items are put in a grid of square cells at least as wide as the radius plus the
 /// rounding the kd-tree adds (it holds `Float` positions; a query is made from the
-/// item's `Double` one), so that any item a query from another could list lies in the
+/// item's `Double` one), so that any item the query from an item could list lies in the
 /// same or an adjacent cell. The items are sorted by cell, their index packed below the
-/// cell in one 64-bit key, and one sweep with a cursor per neighbouring row counts the
-/// items of the 3 x 3 cells around each. The test only ever calls an item alone when it
-/// is; items it cannot tell about (a crowded cell) go through the query as before.
+/// cell in one 64-bit key, and one sweep with a cursor per neighbouring row finds the
+/// items of the 3 x 3 cells around each. An item with none is lone; one with a few
+/// (up to ``testedCandidates``) is lone when none of them passes the query's own distance
+/// test, the same arithmetic on the same rounded positions. Items it cannot tell about
+/// (many candidates) go through the query as before.
 struct LoneItems {
     /// Items from which a level is looked through for lone items.
     static let minimumCount = 4_096
     /// A level of fewer lone items than `1 / fewest` of its items ends the search for them.
     static let fewest = 64
+    /// Most other items of the 3 x 3 cells tested against the radius, item by item.
+    static let testedCandidates = 8
 
     private var keys: [UInt64] = []
-    /// 1 for an item alone within the radius, by item.
+    /// 1 for an item whose query lists no other item, by item.
     private(set) var alone: [UInt8] = []
 
-    /// Marks the items of `x`, `y` (projected positions in [0, 1]) that have no other item
-    /// within `radius`; returns how many.
+    /// Marks the items of `x`, `y` (projected positions in [0, 1]) whose neighbour query
+    /// within `radius` (``KDTree/within(x:y:radius:into:)`` on a tree of these points)
+    /// lists no other item; returns how many.
     mutating func find(x: [Double], y: [Double], radius: Double) -> Int {
         let n = x.count
         alone.removeAll(keepingCapacity: true)
@@ -243,8 +249,8 @@ struct LoneItems {
         // made in the order of the index.
         let indexBytes = (Int.bitWidth - (n - 1).leadingZeroBitCount + 7) / 8
         let indexBits = UInt64(8 * indexBytes)
+        let indexMask = (UInt64(1) << indexBits) - 1
         let cellBits = (64 - indexBits) / 2
-        guard cellBits >= 4 else { return 0 }
         // Per axis, a listed item lies within radius (and the double arithmetic's error)
         // of the query's position, which lies within half a `Float` ulp below 1 (2^-25)
         // of the item's own `Float` position: a cell of radius + 2^-24 takes both.
@@ -252,16 +258,17 @@ struct LoneItems {
         let maxCell = Double((UInt64(1) << cellBits) - 4)
         if 1 / side > maxCell { side = 1 / maxCell }
         let scale = 1 / side
-        keys.removeAll(keepingCapacity: true)
-        keys.reserveCapacity(n)
         func cell(_ v: Double) -> UInt64 {
             let scaled = Double(Float(v)) * scale
             return scaled >= 0 ? UInt64(min(scaled, maxCell)) : 0
         }
+        keys.removeAll(keepingCapacity: true)
+        keys.reserveCapacity(n)
         for i in 0..<n {
             keys.append((cell(y[i]) << cellBits | cell(x[i])) << indexBits | UInt64(i))
         }
         RadixSort.sort(&keys, aboveLowBytes: indexBytes)
+        let r2 = radius * radius
         let columnMask = (UInt64(1) << cellBits) - 1
         var found = 0
         keys.withUnsafeBufferPointer { keys in
@@ -276,32 +283,40 @@ struct LoneItems {
                     let cy = cell >> cellBits
                     let left = cx > 0 ? cx - 1 : 0
                     let right = cx + 1
-                    func bounds(_ row: UInt64) -> (UInt64, UInt64) {
-                        ((row << cellBits | left) << indexBits, (row << cellBits | right + 1) << indexBits)
+                    func advance(_ cursor: inout Int, _ cursorEnd: inout Int, row: UInt64) {
+                        let low = (row << cellBits | left) << indexBits
+                        let high = (row << cellBits | right + 1) << indexBits
+                        while cursor < n && keys[cursor] < low { cursor += 1 }
+                        while cursorEnd < n && keys[cursorEnd] < high { cursorEnd += 1 }
                     }
-                    func advance(_ cursor: inout Int, below bound: UInt64) {
-                        while cursor < n && keys[cursor] < bound { cursor += 1 }
+                    advance(&from.1, &to.1, row: cy)
+                    advance(&from.2, &to.2, row: cy + 1)
+                    if cy > 0 {
+                        advance(&from.0, &to.0, row: cy - 1)
+                    } else {
+                        from.0 = to.0
                     }
-                    var crowded = false
-                    // The same row: the item itself is one of the keys in range.
-                    let (sameLow, sameHigh) = bounds(cy)
-                    advance(&from.1, below: sameLow)
-                    advance(&to.1, below: sameHigh)
-                    if to.1 - from.1 > 1 { crowded = true }
-                    if !crowded && cy > 0 {
-                        let (low, high) = bounds(cy - 1)
-                        advance(&from.0, below: low)
-                        advance(&to.0, below: high)
-                        if to.0 > from.0 { crowded = true }
+                    // Other items around; the item itself is one of its own row's.
+                    let candidates = (to.0 - from.0) + (to.1 - from.1 - 1) + (to.2 - from.2)
+                    guard candidates <= Self.testedCandidates else { continue }
+                    var listed = false
+                    if candidates > 0 {
+                        let i = Int(key & indexMask)
+                        let qx = x[i], qy = y[i]
+                        func lists(_ range: Range<Int>) -> Bool {
+                            for c in range where c != p {
+                                // The tree's position of the candidate, as its query tests it.
+                                let k = Int(keys[c] & indexMask)
+                                let dx = Double(Float(x[k])) - qx
+                                let dy = Double(Float(y[k])) - qy
+                                if dx * dx + dy * dy <= r2 { return true }
+                            }
+                            return false
+                        }
+                        listed = lists(from.1..<to.1) || lists(from.0..<to.0) || lists(from.2..<to.2)
                     }
-                    if !crowded {
-                        let (low, high) = bounds(cy + 1)
-                        advance(&from.2, below: low)
-                        advance(&to.2, below: high)
-                        if to.2 > from.2 { crowded = true }
-                    }
-                    if !crowded {
-                        alone[Int(key & ((UInt64(1) << indexBits) - 1))] = 1
+                    if !listed {
+                        alone[Int(key & indexMask)] = 1
                         found += 1
                     }
                 }
@@ -351,7 +366,7 @@ struct Builder<Value: Sendable> {
         var next = scratch
         scratch = LevelData(capacity: 0, aggregating: aggregation != nil)
 
-        // Items with no other within the radius are copied without a neighbour query.
+        // Items whose query would list no other item are copied without it.
         var alone: [UInt8] = []
         if findingLoneItems && count >= LoneItems.minimumCount {
             let found = loneItems.find(x: upper.data.x, y: upper.data.y, radius: r)

@@ -194,10 +194,10 @@ struct RadiusClusterIndexTests {
         }
     }
 
-    /// Lone items (no other item within the radius) are copied by the greedy pass without
-    /// a neighbour query; with or without looking for them, on one thread or two, every
-    /// answer is the same, bit for bit. Spread points make most items lone at the deep
-    /// zooms, tight ones crowd them, and some lie just over the radius apart.
+    /// Lone items (whose neighbour query would list no other item) are copied by the
+    /// greedy pass without the query; with or without looking for them, on one thread or
+    /// two, every answer is the same, bit for bit. Spread points make most items lone at
+    /// the deep zooms, tight ones crowd them, and some lie about the radius apart.
     @Test func buildsWithAndWithoutLoneItemsAgree() throws {
         var random = SeededRandom(seed: 29)
         var coordinates: [Coordinate?] = Self.randomCoordinates(20_000, seed: 31, lon: 120...135, lat: 30...42)
@@ -225,9 +225,11 @@ struct RadiusClusterIndexTests {
         }
     }
 
-    /// An item called lone has no other item that a neighbour query from it lists, even
-    /// where the kd-tree's `Float` positions bring items just over the radius apart
-    /// within it; and on spread points most items are found lone.
+    /// An item called lone has no other item that its neighbour query lists, even where
+    /// the kd-tree's `Float` positions bring items just over the radius apart within it
+    /// (the grid's cells must leave room for that rounding, and the few candidates of
+    /// a cell are tested with the query's own arithmetic); and on spread points most
+    /// items are found lone.
     @Test func loneItemsHaveNoOtherItemWithinTheRadius() {
         var random = SeededRandom(seed: 7)
         let radius16 = 40.0 / (512 * 65_536)
