@@ -174,22 +174,35 @@ struct RadiusClusterIndexTests {
     /// (and their trees sorted on two); every answer must be the one-thread answer, bit
     /// for bit. Half the points are packed so tightly that the lists outgrow their room.
     @Test func buildsOnOneAndTwoThreadsAgree() throws {
-        var random = SeededRandom(seed: 83)
-        var coordinates: [Coordinate?] = Self.randomCoordinates(30_000, seed: 59, lon: 126...129.5, lat: 34...38.5)
-        for _ in 0..<30_000 {
-            coordinates.append(Coordinate(longitude: 127 + random.between(0, 0.002),
-                                          latitude: 37.5 + random.between(0, 0.002)))
-        }
+        var coordinates = Self.spreadAndCrowded(spread: 30_000, seed: 59, lon: 126...129.5, lat: 34...38.5,
+                                                crowded: 30_000, seed: 83, side: 0.002)
         coordinates[17] = nil
         let one = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: false)
         let two = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: true)
         #expect(two._checkInvariants())
+        try Self.expectSameAnswers(two, as: one, children: 10, "two threads")
+    }
+
+    /// `spread` random points over `lon` x `lat`, then `crowded` more in a square of `side`
+    /// degrees from 127 E, 37.5 N.
+    private static func spreadAndCrowded(spread: Int, seed: UInt64, lon: ClosedRange<Double>, lat: ClosedRange<Double>,
+                                         crowded: Int, seed crowdSeed: UInt64, side: Double) -> [Coordinate?] {
+        var random = SeededRandom(seed: crowdSeed)
+        return randomCoordinates(spread, seed: seed, lon: lon, lat: lat) + (0..<crowded).map { _ in
+            Coordinate(longitude: 127 + random.between(0, side), latitude: 37.5 + random.between(0, side))
+        }
+    }
+
+    /// Expects `index` to answer the clusters of every zoom as `reference` does, and the
+    /// children of the first `children` clusters of each.
+    private static func expectSameAnswers(_ index: RadiusClusterIndex, as reference: RadiusClusterIndex,
+                                          children: Int, _ label: String) throws {
         for zoom in 0...17 {
-            let clusters = try one.clusters(in: Self.world, zoom: Double(zoom))
-            #expect(try two.clusters(in: Self.world, zoom: Double(zoom)) == clusters, "zoom \(zoom)")
-            for cluster in clusters.prefix(10) {
+            let clusters = try reference.clusters(in: world, zoom: Double(zoom))
+            #expect(try index.clusters(in: world, zoom: Double(zoom)) == clusters, "zoom \(zoom), \(label)")
+            for cluster in clusters.prefix(children) {
                 guard let id = cluster.clusterID else { continue }
-                #expect(try two.children(of: id) == one.children(of: id))
+                #expect(try index.children(of: id) == reference.children(of: id), "zoom \(zoom), \(label)")
             }
         }
     }
@@ -199,14 +212,11 @@ struct RadiusClusterIndexTests {
     /// two, every answer is the same, bit for bit. Spread points make most items lone at
     /// the deep zooms, tight ones crowd them, and some lie about the radius apart.
     @Test func buildsWithAndWithoutLoneItemsAgree() throws {
-        var random = SeededRandom(seed: 29)
-        var coordinates: [Coordinate?] = Self.randomCoordinates(20_000, seed: 31, lon: 120...135, lat: 30...42)
-        for _ in 0..<8_000 {
-            coordinates.append(Coordinate(longitude: 127 + random.between(0, 0.01),
-                                          latitude: 37.5 + random.between(0, 0.01)))
-        }
+        var coordinates = Self.spreadAndCrowded(spread: 20_000, seed: 31, lon: 120...135, lat: 30...42,
+                                                crowded: 8_000, seed: 29, side: 0.01)
         // Rows of points about one zoom-16 radius apart (40 px of 512 is 0.000687 degrees
         // of longitude there).
+        var random = SeededRandom(seed: 37)
         for i in 0..<2_000 {
             coordinates.append(Coordinate(longitude: 126 + Double(i) * 0.000687 * random.between(0.98, 1.02),
                                           latitude: 35 + Double(i % 7) * 0.000687))
@@ -214,15 +224,8 @@ struct RadiusClusterIndexTests {
         let without = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: false, findingLoneItems: false)
         let one = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: false)
         let two = try RadiusClusterIndex(coordinates: coordinates, usingSecondCore: true)
-        for zoom in 0...17 {
-            let clusters = try without.clusters(in: Self.world, zoom: Double(zoom))
-            #expect(try one.clusters(in: Self.world, zoom: Double(zoom)) == clusters, "zoom \(zoom)")
-            #expect(try two.clusters(in: Self.world, zoom: Double(zoom)) == clusters, "zoom \(zoom), two threads")
-            for cluster in clusters.prefix(20) {
-                guard let id = cluster.clusterID else { continue }
-                #expect(try one.children(of: id) == without.children(of: id))
-            }
-        }
+        try Self.expectSameAnswers(one, as: without, children: 20, "lone items")
+        try Self.expectSameAnswers(two, as: without, children: 20, "lone items, two threads")
     }
 
     /// An item called lone has no other item that its neighbour query lists, even where
