@@ -19,6 +19,14 @@ struct GeoClusterCommand: AsyncParsableCommand {
 
     /// The release this source tree is; `--version` prints it.
     static let version = "0.5.0"
+
+    static func main() async {
+        // Before any thread has a heap of its own: glibc sizes each new heap with the
+        // step set here (see `HeapTrim.setForLoading`); a heap made before grows a few
+        // pages at a time all through the load.
+        HeapTrim.setForLoading()
+        await main(nil)
+    }
 }
 
 /// Where the layers come from; shared by every subcommand that serves queries.
@@ -72,6 +80,10 @@ struct LayerSourceOptions: ParsableArguments {
             specs.append(LayerCatalog.LayerSpec(name: name, kind: kind, path: path))
         }
         let journal = try openStore()
+        HeapTrim.setForLoading()
+        // Back to the serving parameters however the load ends (an error here ends the
+        // start-up, but tests load in-process).
+        defer { HeapTrim.setForServing() }
         var layers: [EngineLayer] = []
         for spec in specs {
             if let journal {
@@ -82,6 +94,7 @@ struct LayerSourceOptions: ParsableArguments {
         }
         let engine = try Engine(entries: layers, limits: Engine.Limits(maxFeaturesPerResponse: maxFeaturesPerAnswer),
                                 networks: networks)
+        HeapTrim.setForServing()
         // Loading parsed every file into JSON trees that are garbage now; without this
         // the process would keep the memory they took (a 1M-point radius layer: 756 MB
         // resident without, 368 MB with).
