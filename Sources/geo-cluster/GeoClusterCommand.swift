@@ -80,10 +80,6 @@ struct LayerSourceOptions: ParsableArguments {
             specs.append(LayerCatalog.LayerSpec(name: name, kind: kind, path: path))
         }
         let journal = try openStore()
-        HeapTrim.setForLoading()
-        // Back to the serving parameters however the load ends (an error here ends the
-        // start-up, but tests load in-process).
-        defer { HeapTrim.setForServing() }
         var layers: [EngineLayer] = []
         for spec in specs {
             if let journal {
@@ -94,6 +90,7 @@ struct LayerSourceOptions: ParsableArguments {
         }
         let engine = try Engine(entries: layers, limits: Engine.Limits(maxFeaturesPerResponse: maxFeaturesPerAnswer),
                                 networks: networks)
+        // The heap's growth step set in `main` for the load, back to serving's.
         HeapTrim.setForServing()
         // Loading parsed every file into JSON trees that are garbage now; without this
         // the process would keep the memory they took (a 1M-point radius layer: 756 MB
