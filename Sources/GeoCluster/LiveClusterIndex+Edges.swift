@@ -85,7 +85,7 @@ extension LiveClusterIndex {
                     entry = kept
                 } else {
                     let formed = keptBlock(bx, by, zoom: z, after: groupCache.latest(key))
-                    groupCache.keep(formed, for: key, budget: max(GroupCache.minimumBudget, count / 2), root: root)
+                    groupCache.keep(formed, for: key, budget: keptBudget, root: root)
                     entry = formed
                 }
             }
@@ -509,7 +509,7 @@ extension LiveClusterIndex {
         }
         guard unchanged else { return .missing(stamp) }
         let entry = earlier.restamped(stamp, nodes: nodes)
-        groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2), root: combined.stamp)
+        groupCache.keep(entry, for: key, budget: keptBudget, root: combined.stamp)
         return .kept(entry)
     }
 
@@ -578,7 +578,7 @@ extension LiveClusterIndex {
         for merge in foreign { own.append(0, of: merge.merged) }
         let entry = GroupCache.Entry(stamp: stamp, items: own, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
                                      nodes: nodes, scope: scope)
-        groupCache.keep(entry, for: key, budget: max(GroupCache.minimumBudget, count / 2), root: combined.stamp)
+        groupCache.keep(entry, for: key, budget: keptBudget, root: combined.stamp)
         return entry
     }
 
@@ -734,11 +734,15 @@ extension LiveClusterIndex {
     /// (before and after the merges across their edges) at each zoom from `minZoom` up,
     /// while they fit in half the kept items' budget: the first look at the map (the
     /// world, a country) is then read, not formed. Each zoom is formed in one grid over
-    /// the world. Returns the deepest zoom prepared, `nil` when even the first did not fit.
-    /// Versions of the index share what it keeps; a later change forms its blocks again.
+    /// the world. Then, of the deeper zooms, the blocks of most points (a city's at a
+    /// street's zoom, whose first look gathers the totals of thousands of points, where
+    /// their items are at most a few hundred) while the kept items stay under three
+    /// quarters of the budget. Returns the deepest zoom prepared whole, `nil` when even
+    /// the first did not fit. Versions of the index share what it keeps; a later change
+    /// forms its blocks again.
     @discardableResult
     public func prepareDisplay() -> Int? {
-        let fullBudget = max(GroupCache.minimumBudget, count / 2)
+        let fullBudget = keptBudget
         var used = 0
         var prepared: Int?
         guard count > 0 else { return nil }
@@ -777,6 +781,69 @@ extension LiveClusterIndex {
             }
             prepared = z
         }
+        let next = (prepared ?? options.minZoom - 1) + 1
+        if next <= options.maxZoom { prepareDenseBlocks(from: next, limit: fullBudget * 3 / 4) }
         return prepared
+    }
+
+    /// Items the kept groups may hold (``GroupCache/keep(_:for:budget:root:)``).
+    var keptBudget: Int {
+        max(GroupCache.minimumBudget, count / 2)
+    }
+
+    /// Points a block must hold for ``prepareDisplay()`` to form it at a zoom it does not
+    /// prepare whole.
+    static let pointsToPrepareBlock = 1_024
+
+    /// Forms and keeps, zoom by zoom from `first`, the blocks of at least
+    /// ``pointsToPrepareBlock`` points (most points first) with their items after merges,
+    /// while the kept items stay under `limit`.
+    func prepareDenseBlocks(from first: Int, limit: Int) {
+        var dense: [(zoom: Int, code: UInt64, points: Int)] = []
+        for z in first...options.maxZoom {
+            for (code, points) in pointsPerBlock(zoom: z, least: Self.pointsToPrepareBlock) {
+                dense.append((z, code, points))
+            }
+        }
+        dense.sort { ($0.points, $1.zoom, $1.code) > ($1.points, $0.zoom, $0.code) }
+        for (z, code, _) in dense {
+            guard groupCache.usage.items < limit else { return }
+            var store = BlockStore(zoom: z, filter: .all, keeps: true)
+            let (bx, by) = BulkBuilder.position(code)
+            _ = block(bx, by, in: &store)
+            _ = resolvedBlock(bx, by, store: &store)
+        }
+    }
+
+    /// The blocks of about `least` points or more at zoom `z`, by block code, with about
+    /// how many points they hold: nodes no wider than a quarter of a block, and leaves
+    /// (up to ``LiveClusterOptions/bucketSize`` points), counted where they begin. A
+    /// block of `least` points meets at most 2 x 2 nodes of the level whose cells are at
+    /// most 2 blocks wide, so one of them holds a quarter of them: smaller nodes of that
+    /// level are passed over with what they hold.
+    func pointsPerBlock(zoom z: Int, least: Int) -> [UInt64: Int] {
+        let level = grid.level(zoom: z)
+        let blockWidth = grid.span << Self.blockShift
+        // Levels of nodes at most 2 blocks wide, and at most a quarter of one.
+        var narrowLevel = level, wholeLevel = level
+        while narrowLevel > 0, 1 << (level - narrowLevel + 1) <= 2 * blockWidth { narrowLevel -= 1 }
+        while wholeLevel > 0, 1 << (level - wholeLevel + 1) <= blockWidth / 4 { wholeLevel -= 1 }
+        let shift = UInt32(Self.blockShift)
+        var counts: [UInt64: Int] = [:]
+        func add(_ qx: UInt32, _ qy: UInt32, _ points: Int) {
+            let code = BulkBuilder.zOrder(grid.cell(qx, zoom: z) >> shift, grid.cell(qy, zoom: z) >> shift)
+            counts[code, default: 0] += points
+        }
+        // `narrow`: whether the node is inside one of that level's cells already checked.
+        func visit(_ node: QuadNode, narrow: Bool) {
+            if !narrow, node.level >= narrowLevel, node.aggregate.count < least / 4 { return }
+            if node.isLeaf || node.level >= wholeLevel {
+                add(node.qx, node.qy, node.aggregate.count)
+            } else {
+                for child in node.children { visit(child, narrow: narrow || node.level >= narrowLevel) }
+            }
+        }
+        visit(combined, narrow: false)
+        return counts.filter { $0.value >= least }
     }
 }

@@ -24,7 +24,8 @@ struct LiveClusterViewTests {
 
     /// Points of the model tests, most of them moved into hotspots of every size, so that
     /// cells at every zoom have uneven means and groups of several cells form.
-    static func index(seed: UInt64, count: Int, partitioned: Bool = true) throws -> LiveClusterIndex {
+    static func index(seed: UInt64, count: Int, partitioned: Bool = true,
+                      options: LiveClusterOptions = options) throws -> LiveClusterIndex {
         var random = SeededRandom(seed: seed)
         let hotspots = (0..<12).map { k in
             (random.between(126.6, 127.4), random.between(37.1, 37.9), 0.003 * Double(1 << (k % 7)))
@@ -169,10 +170,42 @@ struct LiveClusterViewTests {
         print("prepared up to zoom \(deepest), kept \(prepared.groupCache.usage)")
         #expect(deepest >= Self.options.minZoom)
         #expect(prepared.groupCache.usage.entries > 0, "kept before any query")
-        var random = SeededRandom(seed: 22)
+        let acrossEdges = try Self.expectSameAnswers(&prepared, &plain, options: Self.options, seed: 22)
+        #expect(acrossEdges > 0)
+    }
+
+    /// Where the next zoom does not fit whole in the kept groups, the index prepares the
+    /// blocks of most points of the deeper zooms, and still answers every view as an
+    /// index that forms its blocks on first use, also after a change.
+    @Test func aPreparedIndexKeepsDenseBlocksOfDeeperZooms() throws {
+        let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 16, bucketSize: 16)
+        var prepared = try Self.index(seed: 23, count: 40_000, partitioned: false, options: options)
+        var plain = try Self.index(seed: 23, count: 40_000, partitioned: false, options: options)
+        let deepest = try #require(prepared.prepareDisplay())
+        #expect(deepest < options.maxZoom, "every zoom fit whole: no deeper zoom to prepare blocks of")
+        var dense = 0, kept = 0
+        for z in (deepest + 1)...options.maxZoom {
+            for code in prepared.pointsPerBlock(zoom: z, least: LiveClusterIndex.pointsToPrepareBlock).keys {
+                let (bx, by) = BulkBuilder.position(code)
+                dense += 1
+                if prepared.groupCache.latest(LiveClusterIndex.groupKey(zoom: z, bx, by)) != nil,
+                   prepared.groupCache.latest(LiveClusterIndex.resolvedKey(zoom: z, bx, by)) != nil { kept += 1 }
+            }
+        }
+        print("prepared whole up to zoom \(deepest), dense blocks deeper \(dense), kept \(kept), \(prepared.groupCache.usage)")
+        #expect(kept > 0)
+        _ = try Self.expectSameAnswers(&prepared, &plain, options: options, seed: 24)
+    }
+
+    /// Compares the two indexes' answers to 8 random boxes at every zoom, then moves a
+    /// point near the middle of the hotspots in both and compares again; returns how many
+    /// clusters answered were merged across a block edge.
+    static func expectSameAnswers(_ prepared: inout LiveClusterIndex, _ plain: inout LiveClusterIndex,
+                                  options: LiveClusterOptions, seed: UInt64) throws -> Int {
+        var random = SeededRandom(seed: seed)
         var acrossEdges = 0
         for round in 0..<2 {
-            for zoom in Self.options.minZoom...Self.options.maxZoom {
+            for zoom in options.minZoom...options.maxZoom {
                 for _ in 0..<8 {
                     let box = try Self.randomBox(&random, zoom: zoom)
                     let answer = try prepared.clusters(in: box, zoom: Double(zoom))
@@ -185,12 +218,11 @@ struct LiveClusterViewTests {
                     }
                 }
             }
-            // Move a point near the middle of the hotspots, then compare again.
             let moved = LivePoint(coordinate: Coordinate(longitude: 127.01, latitude: 37.52))
             try prepared.update(moved, slot: 5)
             try plain.update(moved, slot: 5)
         }
-        #expect(acrossEdges > 0)
+        return acrossEdges
     }
 
     /// Boxes with a side just inside or just outside a block edge where two items merged
