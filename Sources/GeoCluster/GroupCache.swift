@@ -7,7 +7,8 @@ import Synchronization
 /// the block's points are held by nodes of those stamps, that is while they have not
 /// changed: a change copies the nodes on its path with new stamps. Versions of an index share its
 /// cache, so readers of an older version and of the newest one both find their blocks.
-/// When the kept items would exceed the budget, about half of the entries are dropped.
+/// When the kept items would exceed the budget, about half of the entries are dropped:
+/// first of those not prepared ahead of the first queries (see ``protect(_:)``).
 final class GroupCache: Sendable {
     final class Entry: Sendable {
         let stamp: BlockStamp
@@ -82,6 +83,28 @@ final class GroupCache: Sendable {
         var entries: [UInt64: Entry] = [:]
         var size = 0
         var updates = 0
+        /// Keys of the entries prepared ahead of the first queries, whatever entry now
+        /// holds them.
+        var protected: Set<UInt64> = []
+
+        /// Drops about half of the entries (each other one in the table's order), of
+        /// those not protected only when `all` is false, and returns them (to be freed
+        /// once the lock is released).
+        mutating func dropHalf(all: Bool, into dropped: inout [Entry]) {
+            var keys: [UInt64] = []
+            var drop = true
+            for key in entries.keys where all || !protected.contains(key) {
+                if drop { keys.append(key) }
+                drop.toggle()
+            }
+            dropped.reserveCapacity(dropped.count + keys.count)
+            for key in keys {
+                guard let old = entries.removeValue(forKey: key) else { continue }
+                protected.remove(key)
+                size -= old.size
+                dropped.append(old)
+            }
+        }
     }
 
     /// The smallest budget, in items, whatever the size of the index.
@@ -119,24 +142,34 @@ final class GroupCache: Sendable {
     }
 
     /// Keeps `entry` for `key`, in place of what was kept for it, formed from the version
-    /// whose root node has the stamp `root`; first drops about half of the entries if the
-    /// kept items would exceed `budget`.
+    /// whose root node has the stamp `root`. If the kept items would exceed `budget`, it
+    /// first drops about half of the entries not protected, and if that leaves less than
+    /// a sixteenth of the budget free, about half of all.
     func keep(_ entry: Entry, for key: UInt64, budget: Int, root: UInt64) {
         entry.check(underRoot: root)
+        // Freed after the lock is released: the queries that read the cache wait on it.
+        var dropped: [Entry] = []
         state.withLock { state in
-            if let old = state.entries.removeValue(forKey: key) { state.size -= old.size }
+            if let old = state.entries.removeValue(forKey: key) {
+                state.size -= old.size
+                dropped.append(old)
+            }
             if state.size + entry.size > budget {
-                var drop = true
-                for (key, old) in state.entries {
-                    if drop {
-                        state.entries[key] = nil
-                        state.size -= old.size
-                    }
-                    drop.toggle()
-                }
+                state.dropHalf(all: false, into: &dropped)
+                if state.size + entry.size > budget - budget / 16 { state.dropHalf(all: true, into: &dropped) }
             }
             state.entries[key] = entry
             state.size += entry.size
+        }
+        withExtendedLifetime(dropped) {}
+    }
+
+    /// Protects the entries of `keys` (those prepared ahead of the first queries, the
+    /// costliest to form again) from being dropped while others can be: an entry that
+    /// later takes the place of one of them, after a change, is protected too.
+    func protect(_ keys: [UInt64]) {
+        state.withLock { state in
+            for key in keys where state.entries[key] != nil { state.protected.insert(key) }
         }
     }
 
@@ -149,6 +182,11 @@ final class GroupCache: Sendable {
     /// Blocks whose groups were formed from kept totals after a change; for tests and measurements.
     var updates: Int {
         state.withLock { $0.updates }
+    }
+
+    /// Entries protected from being dropped first; for tests and measurements.
+    var protectedCount: Int {
+        state.withLock { $0.protected.count }
     }
 
     /// Entries and items kept; for tests and measurements.

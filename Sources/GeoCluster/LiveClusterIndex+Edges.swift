@@ -737,9 +737,10 @@ extension LiveClusterIndex {
     /// the world. Then, of the deeper zooms, the blocks of most points (a city's at a
     /// street's zoom, whose first look gathers the totals of thousands of points, where
     /// their items are at most a few hundred) while the kept items stay under three
-    /// quarters of the budget. Returns the deepest zoom prepared whole, `nil` when even
-    /// the first did not fit. Versions of the index share what it keeps; a later change
-    /// forms its blocks again.
+    /// quarters of the budget. What it keeps is dropped after what views keep (see
+    /// ``GroupCache/protect(_:)``). Returns the deepest zoom prepared whole, `nil` when
+    /// even the first did not fit. Versions of the index share what it keeps; a later
+    /// change forms its blocks again.
     @discardableResult
     public func prepareDisplay() -> Int? {
         let fullBudget = keptBudget
@@ -779,6 +780,10 @@ extension LiveClusterIndex {
                 let (bx, by) = BulkBuilder.position(code)
                 _ = resolvedBlock(bx, by, store: &store)
             }
+            groupCache.protect(codes.flatMap { code in
+                let (bx, by) = BulkBuilder.position(code)
+                return [Self.groupKey(zoom: z, bx, by), Self.resolvedKey(zoom: z, bx, by)]
+            })
             prepared = z
         }
         let next = (prepared ?? options.minZoom - 1) + 1
@@ -812,6 +817,7 @@ extension LiveClusterIndex {
             let (bx, by) = BulkBuilder.position(code)
             _ = block(bx, by, in: &store)
             _ = resolvedBlock(bx, by, store: &store)
+            groupCache.protect([Self.groupKey(zoom: z, bx, by), Self.resolvedKey(zoom: z, bx, by)])
         }
     }
 

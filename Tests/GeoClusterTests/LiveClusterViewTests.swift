@@ -342,6 +342,35 @@ struct LiveClusterViewTests {
         #expect(cache.entry(999, stamp: BlockStamp(a: 1_000, b: 7), root: 1) == nil, "a changed block is formed again")
     }
 
+    /// Entries prepared ahead of the first queries are dropped after the others: views
+    /// that overflow the budget drop half of their own, again and again, and the prepared
+    /// ones stay (also once a change put a new entry in the place of one); prepared
+    /// entries that leave too little room are dropped like the others.
+    @Test func preparedEntriesAreDroppedLast() {
+        let cache = GroupCache()
+        let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
+        var items = LiveClusterIndex.Items()
+        for _ in 0..<10 { items.append(feature, at: SIMD2(0, 0)) }
+        func keep(_ key: UInt64, budget: Int = 2_000) {
+            cache.keep(GroupCache.Entry(stamp: BlockStamp(a: key + 1), items: items), for: key, budget: budget, root: 1)
+        }
+        // 100 prepared entries: half of the budget.
+        for key in UInt64(0)..<100 { keep(key) }
+        cache.protect(Array(0..<100))
+        #expect(cache.protectedCount == 100)
+        keep(7)  // a change: a new entry in a prepared one's place
+        for key in UInt64(1_000)..<3_000 {
+            keep(key)
+            #expect(cache.usage.items <= 2_000)
+        }
+        #expect((0..<100).allSatisfy { cache.latest($0) != nil }, "a prepared entry was dropped")
+        #expect(cache.protectedCount == 100)
+        #expect(cache.usage.entries > 130, "the views' entries are dropped half at a time")
+        // With the budget at a tenth, the prepared entries alone overflow it: half go.
+        keep(5_000, budget: 200)
+        #expect(cache.protectedCount < 100 && cache.protectedCount == (0..<100).filter { cache.latest($0) != nil }.count)
+    }
+
     /// Kept entries hold their items and cells without the room reserved while forming
     /// them: a block's cells are reserved for every contribution, often several times as
     /// many as the cells.
