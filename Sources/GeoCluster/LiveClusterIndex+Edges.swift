@@ -800,9 +800,9 @@ extension LiveClusterIndex {
     /// prepare whole.
     static let pointsToPrepareBlock = 1_024
 
-    /// Forms and keeps, zoom by zoom from `first`, the blocks of at least
-    /// ``pointsToPrepareBlock`` points (most points first) with their items after merges,
-    /// while the kept items stay under `limit`.
+    /// Forms and keeps the blocks of at least ``pointsToPrepareBlock`` points of the zooms
+    /// from `first` on, with their items after merges, most points first whatever their
+    /// zoom, while the kept items stay under `limit`; protects what it keeps.
     func prepareDenseBlocks(from first: Int, limit: Int) {
         var dense: [(zoom: Int, code: UInt64, points: Int)] = []
         for z in first...options.maxZoom {
