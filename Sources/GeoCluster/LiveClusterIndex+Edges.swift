@@ -780,15 +780,19 @@ extension LiveClusterIndex {
                 let (bx, by) = BulkBuilder.position(code)
                 _ = resolvedBlock(bx, by, store: &store)
             }
-            groupCache.protect(codes.flatMap { code in
-                let (bx, by) = BulkBuilder.position(code)
-                return [Self.groupKey(zoom: z, bx, by), Self.resolvedKey(zoom: z, bx, by)]
-            })
+            groupCache.protect(codes.flatMap { Self.preparedKeys(zoom: z, $0) })
             prepared = z
         }
         let next = (prepared ?? options.minZoom - 1) + 1
         if next <= options.maxZoom { prepareDenseBlocks(from: next, limit: fullBudget * 3 / 4) }
         return prepared
+    }
+
+    /// The kept-groups keys of a prepared block (by its code): its groups, and its items
+    /// after merges.
+    static func preparedKeys(zoom z: Int, _ code: UInt64) -> [UInt64] {
+        let (bx, by) = BulkBuilder.position(code)
+        return [groupKey(zoom: z, bx, by), resolvedKey(zoom: z, bx, by)]
     }
 
     /// Items the kept groups may hold (``GroupCache/keep(_:for:budget:root:)``).
@@ -817,7 +821,7 @@ extension LiveClusterIndex {
             let (bx, by) = BulkBuilder.position(code)
             _ = block(bx, by, in: &store)
             _ = resolvedBlock(bx, by, store: &store)
-            groupCache.protect([Self.groupKey(zoom: z, bx, by), Self.resolvedKey(zoom: z, bx, by)])
+            groupCache.protect(Self.preparedKeys(zoom: z, code))
         }
     }
 
