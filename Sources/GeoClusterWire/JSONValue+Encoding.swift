@@ -76,21 +76,15 @@ extension JSONValue {
     ///
     /// Integral values below 2^53 in magnitude are printed directly: every integer there is
     /// a double, so its own digits are the shortest that round-trip. Everything else takes
-    /// its shortest round-trip digits from `Double.description` and lays them out by
-    /// JavaScript's rules: plain notation for decimal exponents from -7 to 20, otherwise
-    /// `d.ddde+N` / `d.ddde-N`.
+    /// its shortest round-trip digits (``ShortestDigits``, or `Double.description` outside
+    /// its range) and lays them out by JavaScript's rules: plain notation for decimal
+    /// exponents from -7 to 20, otherwise `d.ddde+N` / `d.ddde-N`.
     public static func encodeNumber(_ value: Double, into buffer: inout [UInt8]) {
-        guard value.isFinite else {
-            buffer.append(contentsOf: "null".utf8)
-            return
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxNumberBytes) { scratch in
+            let start = scratch.baseAddress!
+            let end = writeNumber(value, to: start)
+            buffer.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
         }
-        if value.magnitude < 0x1p53, value == value.rounded(.towardZero) {
-            // -0 lands here too and prints as "0", as in JavaScript.
-            encodeInteger(Int64(value), into: &buffer)
-            return
-        }
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        encodeShortest(value.magnitude, into: &buffer)
     }
 
     /// Writes `value` as ``encodeNumber(_:into:)`` writes `Double(value)`, without the
@@ -98,104 +92,97 @@ extension JSONValue {
     public static func encodeWholeNumber(_ value: Int, into buffer: inout [UInt8]) {
         if value >= 0 && value < 10 {
             buffer.append(UInt8(ascii: "0") + UInt8(value))
-        } else if value.magnitude < 1 << 53 {
-            encodeInteger(Int64(value), into: &buffer)
-        } else {
-            encodeNumber(Double(value), into: &buffer)
+            return
         }
-    }
-
-    /// Writes an integer in decimal, as JavaScript writes integral numbers.
-    private static func encodeInteger(_ value: Int64, into buffer: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { scratch in
-            // Digits right to left at the end of the scratch space, then one append.
-            let end = scratch.baseAddress! + 24
-            var start = end
-            var remaining = value.magnitude
-            repeat {
-                start -= 1
-                start.pointee = UInt8(ascii: "0") + UInt8(remaining % 10)
-                remaining /= 10
-            } while remaining > 0
-            if value < 0 {
-                start -= 1
-                start.pointee = UInt8(ascii: "-")
-            }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxNumberBytes) { scratch in
+            let start = scratch.baseAddress!
+            let end = writeWholeNumber(value, to: start)
             buffer.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
         }
     }
 
-    /// Re-lays out Swift's shortest digits of a positive finite `value`.
+    /// The most bytes ``writeNumber(_:to:)`` and ``writeWholeNumber(_:to:)`` write: a sign,
+    /// "0.00000" and 17 digits, or 17 digits with a point and an exponent.
+    static let maxNumberBytes = 32
+
+    /// ``encodeNumber(_:into:)`` into memory with room for ``maxNumberBytes``; returns the
+    /// end of what it wrote. Answers write a feature's fixed parts and numbers together
+    /// this way, then append them in one copy.
+    static func writeNumber(_ value: Double, to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        guard value.isFinite else { return text.writeASCII("null") }
+        if value.magnitude < 0x1p53, value == value.rounded(.towardZero) {
+            // -0 lands here too and prints as "0", as in JavaScript.
+            return writeInteger(Int64(value), to: text)
+        }
+        var text = text
+        if value < 0 {
+            text.pointee = UInt8(ascii: "-")
+            text += 1
+        }
+        return writeShortest(value.magnitude, to: text)
+    }
+
+    /// ``encodeWholeNumber(_:into:)`` into memory with room for ``maxNumberBytes``.
+    static func writeWholeNumber(_ value: Int, to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        value.magnitude < 1 << 53 ? writeInteger(Int64(value), to: text) : writeNumber(Double(value), to: text)
+    }
+
+    /// Writes an integer in decimal, as JavaScript writes integral numbers.
+    private static func writeInteger(_ value: Int64, to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var text = text
+        if value < 0 {
+            text.pointee = UInt8(ascii: "-")
+            text += 1
+        }
+        let end = text + digitCount(value.magnitude)
+        _ = writeDigits(value.magnitude, endingAt: end)
+        return end
+    }
+
+    /// Writes the shortest round-trip digits of a positive finite `value` in JavaScript's
+    /// layout.
     ///
-    /// `write(to:)` (the text of `description`) writes forms like "0.1",
-    /// "9007199254740992.0", "1.2345678901234568e+20" or "1e-07". With the significant
-    /// digits d1…dk and the decimal exponent n such that the value is 0.d1…dk × 10^n,
-    /// JavaScript writes (ECMA-262 Number::toString, step 6-10):
+    /// The digits come from ``ShortestDigits`` for the values it takes (coordinates and
+    /// most other numbers of an answer), otherwise from `write(to:)` (the text of
+    /// `description`), which writes forms like "0.1", "9007199254740992.0",
+    /// "1.2345678901234568e+20" or "1e-07". With the significant digits d1…dk and the
+    /// decimal exponent n such that the value is 0.d1…dk × 10^n, JavaScript writes
+    /// (ECMA-262 Number::toString, step 6-10):
     /// - k ≤ n ≤ 21: the digits then n−k zeros;
     /// - 0 < n ≤ 21: the digits with a point after n of them;
     /// - −6 < n ≤ 0: "0." then −n zeros then the digits;
     /// - otherwise d1[.d2…dk]e±(n−1).
-    ///
-    /// Both texts stay in scratch space on the stack; the result is appended in one copy.
-    private static func encodeShortest(_ value: Double, into buffer: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { scratch in
+    private static func writeShortest(_ value: Double, to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { scratch in
             let base = scratch.baseAddress!
-            // 0..<32: Swift's text; 32..<64: its significant digits; 64..<128: the result.
-            var swiftText = ASCIISink(base: base, capacity: 32)
-            value.write(to: &swiftText)
-            // Most numbers of an answer are coordinates such as "127.02758312225342": a
-            // value of at least 1 in plain notation, ending in a digit other than the 0 of
-            // an integral "….0". JavaScript writes those exactly as Swift does.
-            if base[0] >= UInt8(ascii: "1"), base[0] <= UInt8(ascii: "9"),
-               base[swiftText.count - 1] != UInt8(ascii: "0"),
-               !(0..<swiftText.count).contains(where: { base[$0] == UInt8(ascii: "e") }) {
-                buffer.append(contentsOf: UnsafeBufferPointer(start: base, count: swiftText.count))
-                return
-            }
-            let digits = base + 32
+            // 0..<32: Swift's text; 32..<64: the significant digits.
+            var digits = base + 32
             var k = 0
-            var pointSeen = false
-            var digitsBeforePoint = 0
-            var leadingZeros = 0
-            var trailingZeros = 0
-            var exponent = 0
-            var exponentNegative = false
-            var inExponent = false
-            for position in 0..<swiftText.count {
-                let byte = base[position]
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    if inExponent {
-                        exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
-                    } else {
-                        if !pointSeen { digitsBeforePoint += 1 }
-                        if byte == UInt8(ascii: "0") && k == 0 {
-                            leadingZeros += 1
-                        } else {
-                            digits[k] = byte
-                            k += 1
-                            trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
-                        }
-                    }
-                case UInt8(ascii: "."):
-                    pointSeen = true
-                case UInt8(ascii: "e"), UInt8(ascii: "E"):
-                    inExponent = true
-                case UInt8(ascii: "-"):
-                    exponentNegative = true
-                default:
-                    break  // "+" of the exponent
+            var n = 0
+            if let shortest = ShortestDigits.of(value) {
+                k = digitCount(shortest.digits)
+                n = k + shortest.exponent
+                if 0 < n && n < k {
+                    // The usual case, a coordinate: the digits one place to the right, then
+                    // the first n moved back one to make room for the point.
+                    let end = text + k + 1
+                    _ = writeDigits(shortest.digits, endingAt: end)
+                    for position in 0..<n { text[position] = text[position + 1] }
+                    text[n] = UInt8(ascii: ".")
+                    return end
                 }
+                digits = writeDigits(shortest.digits, endingAt: digits + k)
+            } else {
+                var swiftText = ASCIISink(base: base, capacity: 32)
+                value.write(to: &swiftText)
+                (k, n) = significantDigits(of: UnsafeBufferPointer(start: base, count: swiftText.count), into: digits)
             }
-            k -= trailingZeros
-            let n = digitsBeforePoint - leadingZeros + (exponentNegative ? -exponent : exponent)
 
             // At most 25 bytes: "0.000000" and 17 digits.
-            let text = base + 64
-            var length = 0
+            var text = text
             func put(_ byte: UInt8) {
-                text[length] = byte
-                length += 1
+                text.pointee = byte
+                text += 1
             }
             if k <= n && n <= 21 {
                 for position in 0..<k { put(digits[position]) }
@@ -221,8 +208,115 @@ extension JSONValue {
                 if magnitude >= 10 { put(UInt8(ascii: "0") + UInt8(magnitude / 10 % 10)) }
                 put(UInt8(ascii: "0") + UInt8(magnitude % 10))
             }
-            buffer.append(contentsOf: UnsafeBufferPointer(start: text, count: length))
+            return text
         }
+    }
+
+    /// The significant digits of Swift's text of a positive double, without leading or
+    /// trailing zeros, copied to `digits`; their count k and the decimal exponent n such
+    /// that the value is 0.d1…dk × 10^n.
+    private static func significantDigits(of swiftText: UnsafeBufferPointer<UInt8>,
+                                          into digits: UnsafeMutablePointer<UInt8>) -> (count: Int, exponent: Int) {
+        var k = 0
+        var pointSeen = false
+        var digitsBeforePoint = 0
+        var leadingZeros = 0
+        var trailingZeros = 0
+        var exponent = 0
+        var exponentNegative = false
+        var inExponent = false
+        for byte in swiftText {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if inExponent {
+                    exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
+                } else {
+                    if !pointSeen { digitsBeforePoint += 1 }
+                    if byte == UInt8(ascii: "0") && k == 0 {
+                        leadingZeros += 1
+                    } else {
+                        digits[k] = byte
+                        k += 1
+                        trailingZeros = byte == UInt8(ascii: "0") ? trailingZeros + 1 : 0
+                    }
+                }
+            case UInt8(ascii: "."):
+                pointSeen = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                inExponent = true
+            case UInt8(ascii: "-"):
+                exponentNegative = true
+            default:
+                break  // "+" of the exponent
+            }
+        }
+        return (k - trailingZeros, digitsBeforePoint - leadingZeros + (exponentNegative ? -exponent : exponent))
+    }
+
+    /// Writes the decimal digits of `value` right to left, two at a time, ending just
+    /// before `end` (which needs 20 bytes before it); returns where they start.
+    @inline(__always)
+    static func writeDigits(_ value: UInt64, endingAt end: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var start = end
+        var remaining = value
+        digitPairs.withUTF8Buffer { pairs in
+            let pairs = pairs.baseAddress!
+            while remaining >= 100 {
+                let pair = Int(remaining % 100) &* 2
+                remaining /= 100
+                start -= 2
+                start[0] = pairs[pair]
+                start[1] = pairs[pair &+ 1]
+            }
+            if remaining >= 10 {
+                let pair = Int(remaining) &* 2
+                start -= 2
+                start[0] = pairs[pair]
+                start[1] = pairs[pair &+ 1]
+            } else {
+                start -= 1
+                start[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining)
+            }
+        }
+        return start
+    }
+
+    /// The number of decimal digits of `value` (1 for 0).
+    @inline(__always)
+    static func digitCount(_ value: UInt64) -> Int {
+        // log10(2) ≈ 1233 / 4096: the count for the bit length, or one more. (With the
+        // last bit set, 0 counts as 1 and no other value changes its count.)
+        let odd = value | 1
+        let estimate = ((64 - odd.leadingZeroBitCount) &* 1233) &>> 12
+        return estimate &+ (estimate < powersOfTen.count && odd >= powersOfTen[estimate] ? 1 : 0)
+    }
+
+    /// 10^0 through 10^19, the powers of ten below 2^64.
+    private static let powersOfTen: [UInt64] = (0...19).reduce(into: []) { powers, k in
+        powers.append(k == 0 ? 1 : powers[k - 1] * 10)
+    }
+
+    /// "00" through "99", for writing integers two digits at a time.
+    private static var digitPairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends the bytes of a literal in one copy (a `String`'s `utf8` view is appended
+    /// through a slower generic path).
+    @inlinable
+    public mutating func appendASCII(_ text: StaticString) {
+        text.withUTF8Buffer { append(contentsOf: $0) }
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == UInt8 {
+    /// Writes a literal's bytes here; returns the end of what it wrote.
+    @inline(__always)
+    func writeASCII(_ text: StaticString) -> UnsafeMutablePointer<UInt8> {
+        update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        return self + text.utf8CodeUnitCount
     }
 }
 
@@ -234,15 +328,6 @@ extension JSONValue {
 /// `TextOutputStream` that the standard library's numeric types call, so nothing is
 /// allocated; `write(_:)` takes any other text the same way. Bytes beyond `capacity` are
 /// dropped: the longest description of a `Double` has 24.
-extension Array where Element == UInt8 {
-    /// Appends the bytes of a literal in one copy (a `String`'s `utf8` view is appended
-    /// through a slower generic path).
-    @inlinable
-    public mutating func appendASCII(_ text: StaticString) {
-        text.withUTF8Buffer { append(contentsOf: $0) }
-    }
-}
-
 private struct ASCIISink: TextOutputStream {
     let base: UnsafeMutablePointer<UInt8>
     let capacity: Int

@@ -143,6 +143,84 @@ import Testing
         }
     }
 
+    /// The digits found by 128-bit products (`ShortestDigits`) are Swift's shortest digits,
+    /// over the whole range it takes: every binary exponent there with random, sparse and
+    /// full significands, powers of two (whose interval is lopsided), short decimals
+    /// (whose scaled value or lower end is exact, the ties), coordinates and their
+    /// neighbours. Outside the range it declines.
+    @Test func shortestDigitsAreSwiftsWhereTheyAreFound() {
+        func swiftDigits(_ value: Double) -> (digits: UInt64, exponent: Int) {
+            let text = value.description
+            let parts = text.split(separator: "e")
+            var exponent = parts.count == 2 ? Int(parts[1]) ?? 0 : 0
+            var digits: UInt64 = 0
+            var pointSeen = false
+            for character in parts[0] {
+                if character == "." {
+                    pointSeen = true
+                } else if let digit = character.wholeNumberValue {
+                    digits = digits * 10 + UInt64(digit)
+                    if pointSeen { exponent -= 1 }
+                }
+            }
+            while digits != 0, digits % 10 == 0 {
+                digits /= 10
+                exponent += 1
+            }
+            return (digits, exponent)
+        }
+        var rng = SplitMix64(seed: 0x5EED_0004)
+        var values: [Double] = []
+        for e2 in ShortestDigits.minimumExponent ... -1 {
+            let exponentBits = UInt64(e2 + 1075) << 52
+            values.append(Double(bitPattern: exponentBits))
+            values.append(Double(bitPattern: exponentBits).nextDown)
+            for _ in 0..<300 {
+                let fraction = rng.next() & (1 << 52 - 1)
+                values.append(Double(bitPattern: exponentBits | fraction))
+                values.append(Double(bitPattern: exponentBits | fraction & 0xFF))
+                values.append(Double(bitPattern: exponentBits | (fraction | 0xF_FFFF_FFFF_FF00) & (1 << 52 - 1)))
+            }
+        }
+        for _ in 0..<20_000 {
+            let scale = [1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8][Int(rng.next() % 8)]
+            values.append(Double(rng.next() % 100_000_000) / scale)
+            let coordinate = Double(rng.next() % 360_000_000_000_000) / 1e12
+            values += [coordinate, coordinate.nextUp, coordinate.nextDown]
+        }
+        var found = 0
+        for value in values where value > 0 {
+            guard let shortest = ShortestDigits.of(value) else {
+                #expect(value < 0x1p-12 || value >= 0x1p52, "\(value) declined")
+                continue
+            }
+            found += 1
+            let expected = swiftDigits(value)
+            #expect(shortest.digits == expected.digits && shortest.exponent == expected.exponent,
+                    "\(value): \(shortest.digits)e\(shortest.exponent), Swift \(expected.digits)e\(expected.exponent)")
+        }
+        #expect(found > 100_000)
+        for declined in [0x1p-12.nextDown, 0x1p52, 1e300, Double.leastNonzeroMagnitude, Double.leastNormalMagnitude] {
+            #expect(ShortestDigits.of(declined) == nil, "\(declined)")
+        }
+    }
+
+    /// Integers are written straight to their place, so their digits are counted first:
+    /// at every power of ten and either side of it, and at random.
+    @Test func digitCountsAreThoseOfTheText() {
+        var rng = SplitMix64(seed: 0x5EED_0005)
+        var values: [UInt64] = [0, UInt64.max]
+        var power: UInt64 = 1
+        for _ in 0...19 {
+            values += [power - 1, power, power + 1]
+            power = power.multipliedReportingOverflow(by: 10).partialValue
+        }
+        values += (0..<10_000).map { _ in rng.next() >> (rng.next() % 64) }
+        for value in values {
+            #expect(JSONValue.digitCount(value) == String(value).count, "\(value)")
+        }
+    }
+
     /// Whole numbers are written as their doubles are, below 2^53 and beyond it.
     @Test func wholeNumbersEncodeAsTheirDoubles() {
         var rng = SplitMix64(seed: 0x5EED_0003)
