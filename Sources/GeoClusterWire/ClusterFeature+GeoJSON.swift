@@ -17,27 +17,38 @@ extension ClusterFeature {
         return .number(Double(count))
     }
 
-    /// Appends the text of ``abbreviatedCount(_:)`` without making a value of it: the
-    /// rounding in whole numbers (half up, as there: `count / 100` and `count / 1000` are
-    /// exact at every half), the tenth written only when it is not 0.
+    /// Appends the text of ``abbreviatedCount(_:)`` without making a value of it.
     public static func encodeAbbreviatedCount(_ count: Int, into buffer: inout [UInt8]) {
-        guard count >= 1_000 else {
-            JSONValue.encodeWholeNumber(count, into: &buffer)
-            return
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxAbbreviatedCountBytes) { scratch in
+            let start = scratch.baseAddress!
+            let end = writeAbbreviatedCount(count, to: start)
+            buffer.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
         }
-        buffer.append(UInt8(ascii: "\""))
+    }
+
+    /// The most bytes ``writeAbbreviatedCount(_:to:)`` writes.
+    static let maxAbbreviatedCountBytes = JSONValue.maxNumberBytes + 3
+
+    /// Writes the text of ``abbreviatedCount(_:)`` into memory with room for
+    /// ``maxAbbreviatedCountBytes``; returns the end. The rounding is in whole numbers (half
+    /// up, as there: `count / 100` and `count / 1000` are exact at every half), the tenth
+    /// written only when it is not 0.
+    static func writeAbbreviatedCount(_ count: Int, to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        guard count >= 1_000 else { return JSONValue.writeWholeNumber(count, to: text) }
+        var text = text.writeASCII("\"")
         if count >= 10_000 {
             // (count + 500) / 1000 without the sum overflowing near Int.max.
-            JSONValue.encodeWholeNumber(count / 1_000 + (count % 1_000 >= 500 ? 1 : 0), into: &buffer)
+            text = JSONValue.writeWholeNumber(count / 1_000 + (count % 1_000 >= 500 ? 1 : 0), to: text)
         } else {
             let tenths = (count + 50) / 100
-            JSONValue.encodeWholeNumber(tenths / 10, into: &buffer)
+            text = JSONValue.writeWholeNumber(tenths / 10, to: text)
             if tenths % 10 != 0 {
-                buffer.append(UInt8(ascii: "."))
-                buffer.append(UInt8(ascii: "0") + UInt8(tenths % 10))
+                text[0] = UInt8(ascii: ".")
+                text[1] = UInt8(ascii: "0") + UInt8(tenths % 10)
+                text += 2
             }
         }
-        buffer.appendASCII(#"k""#)
+        return text.writeASCII(#"k""#)
     }
 
     /// `cluster`, `cluster_id`, `point_count` and `point_count_abbreviated`, after any
@@ -60,30 +71,41 @@ extension ClusterFeature {
     /// its input index (usually the stored input feature's text).
     ///
     /// Written straight to text: for answers of hundreds of features a JSON tree would
-    /// cost more to allocate than the query itself.
+    /// cost more to allocate than the query itself. A cluster's fixed parts and numbers
+    /// are written to scratch memory and appended in two copies, before and after its
+    /// extra members.
     public func encodeGeoJSON(into buffer: inout [UInt8], extraClusterMembers: (_ buffer: inout [UInt8]) -> Void = { _ in },
                               point: (_ index: Int, _ buffer: inout [UInt8]) -> Void) {
         switch kind {
         case let .point(index):
             point(index, &buffer)
         case let .cluster(id, count):
-            buffer.appendASCII(#"{"type":"Feature","id":"#)
-            JSONValue.encodeWholeNumber(id, into: &buffer)
-            buffer.appendASCII(#","properties":{"#)
-            extraClusterMembers(&buffer)
-            buffer.appendASCII(#""cluster":true,"cluster_id":"#)
-            JSONValue.encodeWholeNumber(id, into: &buffer)
-            buffer.appendASCII(#","point_count":"#)
-            JSONValue.encodeWholeNumber(count, into: &buffer)
-            buffer.appendASCII(#","point_count_abbreviated":"#)
-            Self.encodeAbbreviatedCount(count, into: &buffer)
-            buffer.appendASCII(#"},"geometry":{"type":"Point","coordinates":["#)
-            JSONValue.encodeNumber(coordinate.longitude, into: &buffer)
-            buffer.append(UInt8(ascii: ","))
-            JSONValue.encodeNumber(coordinate.latitude, into: &buffer)
-            buffer.appendASCII("]}}")
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maxClusterTextBytes) { scratch in
+                let start = scratch.baseAddress!
+                var text = start.writeASCII(#"{"type":"Feature","id":"#)
+                text = JSONValue.writeWholeNumber(id, to: text)
+                text = text.writeASCII(#","properties":{"#)
+                buffer.append(contentsOf: UnsafeBufferPointer(start: start, count: text - start))
+                extraClusterMembers(&buffer)
+                text = start.writeASCII(#""cluster":true,"cluster_id":"#)
+                text = JSONValue.writeWholeNumber(id, to: text)
+                text = text.writeASCII(#","point_count":"#)
+                text = JSONValue.writeWholeNumber(count, to: text)
+                text = text.writeASCII(#","point_count_abbreviated":"#)
+                text = Self.writeAbbreviatedCount(count, to: text)
+                text = text.writeASCII(#"},"geometry":{"type":"Point","coordinates":["#)
+                text = JSONValue.writeNumber(coordinate.longitude, to: text)
+                text = text.writeASCII(",")
+                text = JSONValue.writeNumber(coordinate.latitude, to: text)
+                text = text.writeASCII("]}}")
+                buffer.append(contentsOf: UnsafeBufferPointer(start: start, count: text - start))
+            }
         }
     }
+
+    /// Room for the longer of a cluster's two parts, the second: 121 bytes of names and
+    /// punctuation, four numbers and the number of an abbreviated count.
+    static let maxClusterTextBytes = 160 + 5 * JSONValue.maxNumberBytes
 }
 
 extension TileFeature {
