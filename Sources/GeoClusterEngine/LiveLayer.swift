@@ -456,40 +456,40 @@ public struct LiveLayer: Sendable {
     func encodeAggregateMembers(_ summary: LiveSummary, ranking: SpeciesRanking, into output: inout [UInt8]) {
         switch kind {
         case .sightings:
-            output += #""individuals":"#.utf8
-            JSONValue.encodeNumber(Double(summary.weight), into: &output)
-            output += #","species_count":"#.utf8
-            JSONValue.encodeNumber(Double(summary.partitionTotal), into: &output)
-            output += #","top_species":["#.utf8
+            output.appendASCII(#""individuals":"#)
+            JSONValue.encodeWholeNumber(summary.weight, into: &output)
+            output.appendASCII(#","species_count":"#)
+            JSONValue.encodeWholeNumber(summary.partitionTotal, into: &output)
+            output.appendASCII(#","top_species":["#)
             for (k, item) in ranking.top(summary.partitionCounts, Self.topSpeciesShown).enumerated() {
-                output += k == 0 ? #"{"species":"#.utf8 : #",{"species":"#.utf8
+                output.appendASCII(k == 0 ? #"{"species":"# : #",{"species":"#)
                 output += partitionNameTexts[item.partition]
-                output += #","count":"#.utf8
-                JSONValue.encodeNumber(Double(item.count), into: &output)
+                output.appendASCII(#","count":"#)
+                JSONValue.encodeWholeNumber(item.count, into: &output)
                 if ranking == .individuals {
-                    output += #","individuals":"#.utf8
-                    JSONValue.encodeNumber(Double(item.weight), into: &output)
+                    output.appendASCII(#","individuals":"#)
+                    JSONValue.encodeWholeNumber(item.weight, into: &output)
                 }
                 output.append(UInt8(ascii: "}"))
             }
-            output += "],".utf8
+            output.appendASCII("],")
             if let slot = summary.latestSlot {
                 records.withElement(at: slot) { record in
                     guard case let .sighting(_, _, observedAt)? = record.pointee?.fields else { return }
-                    output += #""latest_observed_at":"#.utf8
+                    output.appendASCII(#""latest_observed_at":"#)
                     observedAt.encodeJSON(into: &output)
                     output.append(UInt8(ascii: ","))
                 }
             }
         case .places:
-            output += #""categories":{"#.utf8
+            output.appendASCII(#""categories":{"#)
             for (k, item) in summary.partitionCounts.enumerated() {
                 if k > 0 { output.append(UInt8(ascii: ",")) }
                 output += partitionNameTexts[item.partition]
                 output.append(UInt8(ascii: ":"))
-                JSONValue.encodeNumber(Double(item.count), into: &output)
+                JSONValue.encodeWholeNumber(item.count, into: &output)
             }
-            output += "},".utf8
+            output.appendASCII("},")
         case .stations, .points:
             break
         }
