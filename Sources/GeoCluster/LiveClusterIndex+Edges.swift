@@ -795,9 +795,11 @@ extension LiveClusterIndex {
         return [groupKey(zoom: z, bx, by), resolvedKey(zoom: z, bx, by)]
     }
 
-    /// Items the kept groups may hold (``GroupCache/keep(_:for:budget:root:)``).
+    /// Items the kept groups may hold (``GroupCache/keep(_:for:budget:root:)``): the
+    /// layer's ``LiveClusterOptions/keptItems``, else half the points and at least
+    /// ``GroupCache/minimumBudget``.
     var keptBudget: Int {
-        max(GroupCache.minimumBudget, count / 2)
+        options.keptItems ?? max(GroupCache.minimumBudget, count / 2)
     }
 
     /// Points a block must hold for ``prepareDisplay()`` to form it at a zoom it does not

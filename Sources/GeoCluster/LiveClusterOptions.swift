@@ -17,21 +17,32 @@ public struct LiveClusterOptions: Sendable, Hashable {
     /// the index takes a fifth less memory, for the same cost per write
     /// (docs/PERFORMANCE.md, "Larger quadtree leaves").
     public var bucketSize: Int = 64
+    /// Items (clusters and points of formed blocks, and cells' totals) the kept display
+    /// groups may hold; `nil` for `max(65,536, points / 2)`. Affects speed and memory
+    /// only: each item takes about 90 bytes, and a view whose blocks are kept is answered
+    /// without forming them (docs/LIVE.md, "Kept groups").
+    public var keptItems: Int?
 
     public init(radiusPixels: Double = 40, extent: Int = 512, minZoom: Int = 0, maxZoom: Int = 16,
-                minPoints: Int = 2, bucketSize: Int = 64) {
+                minPoints: Int = 2, bucketSize: Int = 64, keptItems: Int? = nil) {
         self.radiusPixels = radiusPixels
         self.extent = extent
         self.minZoom = minZoom
         self.maxZoom = maxZoom
         self.minPoints = minPoints
         self.bucketSize = bucketSize
+        self.keptItems = keptItems
     }
 
-    /// The same options as a radius-algorithm configuration.
-    public init(_ radius: RadiusClusterOptions) {
+    /// The range of ``keptItems``: at least what a layer keeps by default when small, at
+    /// most 2^32 (about 400 GB).
+    public static let keptItemsRange = GroupCache.minimumBudget ... 1 << 32
+
+    /// The same options as a radius-algorithm configuration, with the live algorithm's
+    /// own budget of kept items.
+    public init(_ radius: RadiusClusterOptions, keptItems: Int? = nil) {
         self.init(radiusPixels: radius.radiusPixels, extent: radius.extent, minZoom: radius.minZoom,
-                  maxZoom: radius.maxZoom, minPoints: radius.minPoints)
+                  maxZoom: radius.maxZoom, minPoints: radius.minPoints, keptItems: keptItems)
     }
 
     /// The display grid: its cells are about `cellFactor` times the radius wide.
@@ -54,6 +65,10 @@ public struct LiveClusterOptions: Sendable, Hashable {
         }
         guard (1...4_096).contains(bucketSize) else {
             throw .invalidOptions(reason: "bucketSize must be within 1...4096, got \(bucketSize)")
+        }
+        if let keptItems, !Self.keptItemsRange.contains(keptItems) {
+            throw .invalidOptions(reason: "kept_items must be within \(Self.keptItemsRange.lowerBound)..."
+                                  + "\(Self.keptItemsRange.upperBound), got \(keptItems)")
         }
     }
 }

@@ -15,7 +15,7 @@ extension LayerCatalog {
     }
 
     private static func loadUndescribed(_ spec: LayerSpec, journal: any LayerJournal) throws(EngineError) -> EngineLayer {
-        let options = LiveClusterOptions(spec.options)
+        let options = spec.liveOptions
         func checkKind(_ kind: LayerKind) throws(EngineError) {
             guard kind == spec.kind else {
                 throw .invalidLayerSource(path: spec.name, reason: "the store holds this layer as \(kind.rawValue), "

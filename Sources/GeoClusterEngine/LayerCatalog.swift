@@ -8,7 +8,8 @@ import GeoReachability
 ///
 /// `layers.json` is `{"layers":[{"name":…,"kind":…,"file":…,"options":{…}}]}`; `file` is
 /// relative to the directory, `options` (optional) takes `algorithm` (`live` or `radius`),
-/// `radius`, `extent`, `min_zoom`, `max_zoom` and `min_points`. A live sightings layer
+/// `radius`, `extent`, `min_zoom`, `max_zoom` and `min_points`, and for the live algorithm
+/// `kept_items` (``LiveClusterOptions/keptItems``). A live sightings layer
 /// may name a `species_checklist` file and list `sensitive_species` (by any name of the
 /// checklist), whose sightings every answer shows at a generalised position. Other
 /// members (description, licence) are documentation.
@@ -30,7 +31,7 @@ public enum LayerCatalog {
     /// A layer as its spec describes it, from its file (without a store).
     public static func load(_ spec: LayerSpec) throws(EngineError) -> EngineLayer {
         try load(file: spec.path, name: spec.name, kind: spec.kind, algorithm: spec.algorithm, options: spec.options,
-                 speciesChecklist: spec.speciesChecklist, sensitiveSpecies: spec.sensitiveSpecies)
+                 keptItems: spec.keptItems, speciesChecklist: spec.speciesChecklist, sensitiveSpecies: spec.sensitiveSpecies)
             .described(spec.metadata)
     }
 
@@ -49,6 +50,11 @@ public enum LayerCatalog {
         public var sensitiveSpecies: Set<String>
         /// The layer's `license` and `attribution`, which `layers` answers carry.
         public var metadata = LayerMetadata()
+        /// A live layer's `kept_items` option (``LiveClusterOptions/keptItems``).
+        public var keptItems: Int?
+
+        /// The options of the layer as a live layer.
+        var liveOptions: LiveClusterOptions { LiveClusterOptions(options, keptItems: keptItems) }
 
         public init(name: String, kind: LayerKind, algorithm: Algorithm? = nil,
                     options: RadiusClusterOptions = RadiusClusterOptions(), path: String,
@@ -86,6 +92,7 @@ public enum LayerCatalog {
             }
             let algorithm = try algorithm(entry["options"], kind: kind, place: place)
             let options = try clusterOptions(entry["options"], place: place)
+            let keptItems = try keptItems(entry["options"], algorithm: algorithm, options: options, place: place)
             var checklist: SpeciesChecklist?
             if let checklistFile = entry["species_checklist"]?.stringValue {
                 guard kind == .sightings, algorithm == .live else {
@@ -107,6 +114,7 @@ public enum LayerCatalog {
             }
             spec.metadata = LayerMetadata(license: entry["license"]?.stringValue, attribution: entry["attribution"]?.stringValue,
                                           timeZone: zone)
+            spec.keptItems = keptItems
             specs.append(spec)
         }
         return specs
@@ -191,7 +199,7 @@ public enum LayerCatalog {
     /// One layer from a GeoJSON FeatureCollection file. Every record is validated against
     /// the kind's schema; the first bad one fails the load, naming its feature and field.
     public static func load(file path: String, name: String, kind: LayerKind = .points, algorithm: Algorithm? = nil,
-                            options: RadiusClusterOptions = RadiusClusterOptions(),
+                            options: RadiusClusterOptions = RadiusClusterOptions(), keptItems: Int? = nil,
                             speciesChecklist: SpeciesChecklist? = nil,
                             sensitiveSpecies: Set<String> = []) throws(EngineError) -> EngineLayer {
         switch algorithm ?? .default(for: kind) {
@@ -199,7 +207,8 @@ public enum LayerCatalog {
             return .radius(try RadiusLayer(name: name, kind: kind, features: try readFeatures(path), options: options))
         case .live:
             let records = try records(inFile: path, kind: kind, layer: name)
-            var layer = try LiveLayer(name: name, kind: kind, records: records, options: LiveClusterOptions(options),
+            var layer = try LiveLayer(name: name, kind: kind, records: records,
+                                      options: LiveClusterOptions(options, keptItems: keptItems),
                                       sensitiveSpecies: sensitiveSpecies)
             layer.speciesChecklist = speciesChecklist
             return .live(LiveLayerStore(layer))
@@ -302,7 +311,7 @@ public enum LayerCatalog {
         guard let object = value.objectValue else {
             throw .invalidLayerSource(path: place, reason: "\"options\" must be an object")
         }
-        for (key, item) in object where key != "algorithm" {
+        for (key, item) in object where key != "algorithm" && key != "kept_items" {
             guard let number = item.doubleValue else {
                 throw .invalidLayerSource(path: place, reason: "option \"\(key)\" must be a number")
             }
@@ -329,6 +338,25 @@ public enum LayerCatalog {
             throw .invalidLayerSource(path: place, reason: error.description)
         }
         return options
+    }
+
+    /// Reads a live layer's `kept_items` option (``LiveClusterOptions/keptItems``), `nil`
+    /// when it is not given; the radius algorithm keeps no groups and refuses it.
+    static func keptItems(_ value: JSONValue?, algorithm: Algorithm, options: RadiusClusterOptions,
+                          place: String) throws(EngineError) -> Int? {
+        guard let item = value?["kept_items"] else { return nil }
+        guard algorithm == .live else {
+            throw .invalidLayerSource(path: place, reason: "option \"kept_items\" applies to the live algorithm")
+        }
+        guard let keptItems = item.intValue else {
+            throw .invalidLayerSource(path: place, reason: "option \"kept_items\" must be an integer")
+        }
+        do {
+            try LiveClusterOptions(options, keptItems: keptItems).validate()
+        } catch {
+            throw .invalidLayerSource(path: place, reason: error.description)
+        }
+        return keptItems
     }
 
     static func readJSON(_ path: String) throws(EngineError) -> JSONValue {

@@ -505,9 +505,11 @@ public struct LiveLayer: Sendable {
                                   "count": .number(Double(count))]
         object["bounds"] = index.bounds.map { .array($0.map(JSONValue.number)) } ?? .null
         object["version"] = .number(Double(version))
-        object["options"] = ["radius": .number(o.radiusPixels), "extent": .number(Double(o.extent)),
-                             "min_zoom": .number(Double(o.minZoom)), "max_zoom": .number(Double(o.maxZoom)),
-                             "min_points": .number(Double(o.minPoints))]
+        var options: JSONObject = ["radius": .number(o.radiusPixels), "extent": .number(Double(o.extent)),
+                                   "min_zoom": .number(Double(o.minZoom)), "max_zoom": .number(Double(o.maxZoom)),
+                                   "min_points": .number(Double(o.minPoints))]
+        if let keptItems = o.keptItems { options["kept_items"] = .number(Double(keptItems)) }
+        object["options"] = .object(options)
         return metadata.adding(to: .object(object))
     }
 }

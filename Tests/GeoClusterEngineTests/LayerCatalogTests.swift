@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import GeoCluster
+@testable import GeoCluster
 @testable import GeoClusterEngine
 import GeoClusterTestSupport
 
@@ -60,6 +60,47 @@ struct LayerCatalogTests {
         try #"{"layers":[{"name":"a","file":"missing.geojson"}]}"#.write(to: manifest, atomically: true, encoding: .utf8)
         #expect(throws: EngineError.invalidLayerSource(path: "\(directory.path)/missing.geojson", reason: "cannot be read")) {
             try LayerCatalog.load(directory: directory.path)
+        }
+    }
+
+    /// `kept_items` sets how many items a live layer's kept groups may hold: the index
+    /// takes it as its budget, the layer's summary shows it; the radius algorithm, a
+    /// number that is not an integer and one out of range are refused, naming the entry.
+    @Test func keptItemsSetTheKeptGroupsBudget() throws {
+        let directory = try TemporaryDirectory.make("catalog")
+        let feature = #"{"type":"Feature","id":"p1","properties":{"name":"A","category":"cafe"},"geometry":{"type":"Point","coordinates":[127,37.5]}}"#
+        try #"{"type":"FeatureCollection","features":[\#(feature)]}"#
+            .write(to: directory.appendingPathComponent("a.geojson"), atomically: true, encoding: .utf8)
+        let manifest = directory.appendingPathComponent("layers.json")
+        func write(_ options: String, kind: String = "places") throws {
+            try #"{"layers":[{"name":"a","kind":"\#(kind)","file":"a.geojson","options":\#(options)}]}"#
+                .write(to: manifest, atomically: true, encoding: .utf8)
+        }
+        try write(#"{"radius":60,"kept_items":2000000}"#)
+        let layers = try LayerCatalog.load(directory: directory.path)
+        guard case let .live(store) = try #require(layers.first) else {
+            Issue.record("a places layer is live")
+            return
+        }
+        #expect(store.layer.index.options.keptItems == 2_000_000)
+        #expect(store.layer.index.keptBudget == 2_000_000)
+        #expect(store.layer.summary["options"]?["kept_items"] == 2_000_000)
+        try write(#"{"radius":60}"#)
+        guard case let .live(plain) = try #require(try LayerCatalog.load(directory: directory.path).first) else { return }
+        #expect(plain.layer.index.keptBudget == 65_536)
+        #expect(plain.layer.summary["options"]?["kept_items"] == nil)
+
+        let place = "\(directory.path)/layers.json, layers[0]"
+        for (options, kind, reason) in [
+            (#"{"kept_items":2000000}"#, "points", #"option "kept_items" applies to the live algorithm"#),
+            (#"{"kept_items":100000.5}"#, "places", #"option "kept_items" must be an integer"#),
+            (#"{"kept_items":"many"}"#, "places", #"option "kept_items" must be an integer"#),
+            (#"{"kept_items":1000}"#, "places", "invalid options: kept_items must be within 65536...4294967296, got 1000"),
+        ] {
+            try write(options, kind: kind)
+            #expect(throws: EngineError.invalidLayerSource(path: place, reason: reason), "\(options)") {
+                try LayerCatalog.load(directory: directory.path)
+            }
         }
     }
 
