@@ -25,6 +25,8 @@
 # (10,000 by default, as wrk_viewport.sh) times 14 zooms, so they seldom repeat; with a
 # few centres they do, and an answer cache can keep them (its hits and misses are printed).
 # Node gzips with zlib at level 4 (--node-gzip-level).
+# --kept-items N sets the live layer's `kept_items` option (the items its kept groups may
+# hold, docs/LIVE.md "Kept groups"); by default the layer's own budget applies.
 # Two more encodings measure what a request costs besides its answer: "304" asks again for
 # one of --revalidate views (200 by default, random centres and zooms) with the entity
 # tag the server gave it a moment before (`If-None-Match`, Benchmarks/wrk_revalidate.lua;
@@ -64,6 +66,7 @@ answer_cache_mb=0
 peers=../shared/peers
 node_gzip_level=4
 radius=40 extent=512 min_zoom=0 max_zoom=16 min_points=2
+kept_items=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --algorithms) algorithms=${2//,/ }; shift 2 ;;
@@ -86,6 +89,7 @@ while [ $# -gt 0 ]; do
         --min-zoom) min_zoom=$2; shift 2 ;;
         --max-zoom) max_zoom=$2; shift 2 ;;
         --min-points) min_points=$2; shift 2 ;;
+        --kept-items) kept_items=$2; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -125,8 +129,10 @@ start_server() {
             --extent "$extent" --min-zoom "$min_zoom" --max-zoom "$max_zoom" --min-points "$min_points" &
         ready=/healthz
     else
+        local kept=""
+        if [ -n "$kept_items" ] && [ "$algorithm" = live ]; then kept=",\"kept_items\":$kept_items"; fi
         cat > "$work/layers.json" <<JSON
-{"layers":[{"name":"korea","kind":"points","file":"korea.geojson","options":{"algorithm":"$algorithm","radius":$radius,"extent":$extent,"min_zoom":$min_zoom,"max_zoom":$max_zoom,"min_points":$min_points}}]}
+{"layers":[{"name":"korea","kind":"points","file":"korea.geojson","options":{"algorithm":"$algorithm","radius":$radius,"extent":$extent,"min_zoom":$min_zoom,"max_zoom":$max_zoom,"min_points":$min_points$kept}}]}
 JSON
         "${binary_of[$label]}" serve --data "$work" --port "$port" --log-level warning \
             --answer-cache-mb "$answer_cache_mb" &
@@ -217,7 +223,7 @@ for binary in $servers; do
     echo "${letters[$i]} = $binary"
     i=$((i + 1))
 done
-echo "geo-cluster --answer-cache-mb $answer_cache_mb; options radius $radius, extent $extent, zooms $min_zoom-$max_zoom, min_points $min_points"
+echo "geo-cluster --answer-cache-mb $answer_cache_mb; options radius $radius, extent $extent, zooms $min_zoom-$max_zoom, min_points $min_points${kept_items:+, live kept_items $kept_items}"
 echo "wrk -t$threads -c$connections, $warmup warm-up then $duration per run, views around $centres centres; $(nproc) cores"
 
 printf "round\tserver\talgorithm\tencoding\trequests\treq/s\tp99 ms\tCPU ms/req\tKB/answer\tload before\tload after\terrors\n" > "$work/runs.tsv"
