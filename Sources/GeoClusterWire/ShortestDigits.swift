@@ -59,20 +59,15 @@ enum ShortestDigits {
             // no digit dropped is followed by zeros only and there are no ties. Two digits
             // at a time while the interval allows.
             var roundsUp = false
-            while vp / 100 > vm / 100 {
-                roundsUp = vr % 100 >= 50
-                vr /= 100
-                vp /= 100
-                vm /= 100
-                dropped += 2
+            func drop(_ count: Int, digitsBy divisor: UInt64) {
+                roundsUp = vr % divisor >= divisor / 2
+                vr /= divisor
+                vp /= divisor
+                vm /= divisor
+                dropped += count
             }
-            if vp / 10 > vm / 10 {
-                roundsUp = vr % 10 >= 5
-                vr /= 10
-                vp /= 10
-                vm /= 10
-                dropped += 1
-            }
+            while vp / 100 > vm / 100 { drop(2, digitsBy: 100) }
+            if vp / 10 > vm / 10 { drop(1, digitsBy: 10) }
             digits = vr + (vr == vm || roundsUp ? 1 : 0)
         } else {
             var lastDropped: UInt64 = 0
