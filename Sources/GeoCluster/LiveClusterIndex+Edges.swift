@@ -795,6 +795,12 @@ extension LiveClusterIndex {
         return [groupKey(zoom: z, bx, by), resolvedKey(zoom: z, bx, by)]
     }
 
+    /// Items the kept display groups hold now (shared by every version of the index) and
+    /// may hold (``LiveClusterOptions/keptItems``): for sizing that option.
+    public var keptItems: (held: Int, budget: Int) {
+        (groupCache.usage.items, keptBudget)
+    }
+
     /// Items the kept groups may hold (``GroupCache/keep(_:for:budget:root:)``): the
     /// layer's ``LiveClusterOptions/keptItems``, else half the points and at least
     /// ``GroupCache/minimumBudget``.

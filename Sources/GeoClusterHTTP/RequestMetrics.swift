@@ -168,6 +168,17 @@ public final class RequestMetrics: Sendable {
         for layer in engine.entries {
             out += "geocluster_layer_build_seconds{layer=\"\(Self.escape(layer.name))\"} \(Self.format(layer.buildSeconds))\n"
         }
+        let kept = engine.entries.compactMap { layer in layer.keptItems.map { (layer.name, $0) } }
+        out += "# HELP geocluster_layer_kept_items Items a live layer's kept display groups hold (clusters and points of the blocks views formed, cells' totals).\n"
+        out += "# TYPE geocluster_layer_kept_items gauge\n"
+        for (name, items) in kept {
+            out += "geocluster_layer_kept_items{layer=\"\(Self.escape(name))\"} \(items.held)\n"
+        }
+        out += "# HELP geocluster_layer_kept_items_budget Items a live layer's kept display groups may hold (its kept_items option, or half its points and at least 65536).\n"
+        out += "# TYPE geocluster_layer_kept_items_budget gauge\n"
+        for (name, items) in kept {
+            out += "geocluster_layer_kept_items_budget{layer=\"\(Self.escape(name))\"} \(items.budget)\n"
+        }
         return out
     }
 

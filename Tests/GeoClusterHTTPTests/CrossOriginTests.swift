@@ -140,6 +140,25 @@ struct MetricsTests {
         }
     }
 
+    /// A live layer's kept display groups: what they hold grows once a view forms a
+    /// block, and their budget is the layer's; a radius layer has neither.
+    @Test func reportsWhatLiveLayersKeep() async throws {
+        let api = GeoClusterAPI(engine: try WritableSample.engine())
+        try await Application(router: api.makeRouter()).test(.router) { client in
+            func kept() async throws -> [Substring] {
+                try await client.get("/metrics").text.split(separator: "\n").filter { $0.contains("kept_items") }
+            }
+            let before = try await kept()
+            #expect(before.contains(#"geocluster_layer_kept_items{layer="places"} 0"#), "\(before)")
+            #expect(before.contains(#"geocluster_layer_kept_items_budget{layer="places"} 65536"#), "\(before)")
+            #expect(!before.contains { $0.contains(#"layer="stations""#) }, "\(before)")
+            // A view of a few blocks (a view over more than 1,024 blocks forms one grid and keeps nothing).
+            #expect(try await client.get("/v1/layers/places/clusters?bbox=126.97,37.56,126.98,37.57&zoom=12").status == .ok)
+            let line = try #require(try await kept().first { $0.hasPrefix(#"geocluster_layer_kept_items{layer="places"} "#) })
+            #expect((Int(line.split(separator: " ").last ?? "") ?? 0) > 0, "\(line)")
+        }
+    }
+
     /// Every line is a comment or `name{labels} value` with a number as the value, and
     /// histogram buckets never decrease.
     @Test func expositionIsWellFormed() async throws {
