@@ -12,16 +12,23 @@ import Synchronization
 final class GroupCache: Sendable {
     final class Entry: Sendable {
         let stamp: BlockStamp
+        /// A block's items. In an entry of its items after the merges across its edges,
+        /// the block's own items as its entry of groups holds them (the same storage
+        /// while that entry is kept, so not kept twice), of which those in `merging`
+        /// show as merged clusters instead.
         let items: LiveClusterIndex.Items
         /// The items that may merge with an item of a neighbouring block (see
         /// `LiveClusterIndex+Edges.swift`).
         let edges: [Int]
-        /// In an entry of a block's items after merges across its edges: the items from
-        /// `mergedStart` on are clusters merged across an edge (positioned anywhere
-        /// between the two blocks); those from `foreignStart` on were merged with an item
-        /// of another block that ranks first, and show with this block only when that
-        /// block (`foreignBlocks`, by item) is not read too.
-        let mergedStart: Int
+        /// In an entry of a block's items after merges: the indices of `items`, in
+        /// order, that merged across an edge.
+        let merging: [Int]
+        /// In an entry of a block's items after merges: the clusters merged across an
+        /// edge (positioned anywhere between the two blocks), first those where this
+        /// block holds the item that ranks first; those from `foreignStart` on were
+        /// merged with an item of another block that ranks first, and show with this
+        /// block only when that block (`foreignBlocks`, by item) is not read too.
+        let merged: LiveClusterIndex.Items
         let foreignStart: Int
         let foreignBlocks: [UInt64]
         /// The quadtree nodes whose stamps make `stamp` (in its order; `nil` for a stamp
@@ -52,17 +59,18 @@ final class GroupCache: Sendable {
             checkedRoot.store(root, ordering: .relaxed)
         }
 
-        init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int] = [], mergedStart: Int? = nil,
-             foreignBlocks: [UInt64] = [], cells: LiveClusterIndex.Grid? = nil, nodes: [QuadNode?] = [],
-             scope: LiveClusterIndex.UnitRect? = nil) {
+        init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int] = [], merging: [Int] = [],
+             merged: LiveClusterIndex.Items = LiveClusterIndex.Items(), foreignBlocks: [UInt64] = [],
+             cells: LiveClusterIndex.Grid? = nil, nodes: [QuadNode?] = [], scope: LiveClusterIndex.UnitRect? = nil) {
             self.stamp = stamp
             // Kept for many queries: without the room that forming them reserved (the
             // cells' array is reserved for every contribution to them, often several
-            // times as many as the cells).
+            // times as many as the cells). Items already trimmed keep their storage.
             self.items = items.trimmed()
             self.edges = edges
-            self.foreignStart = items.features.count - foreignBlocks.count
-            self.mergedStart = mergedStart ?? foreignStart
+            self.merging = merging
+            self.merged = merged.trimmed()
+            self.foreignStart = merged.features.count - foreignBlocks.count
             self.foreignBlocks = foreignBlocks
             self.cells = cells?.trimmed()
             self.nodes = nodes
@@ -71,25 +79,69 @@ final class GroupCache: Sendable {
 
         /// The same items under a new stamp.
         func restamped(_ stamp: BlockStamp, nodes: [QuadNode?]) -> Entry {
-            Entry(stamp: stamp, items: items, edges: edges, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
-                  cells: cells, nodes: nodes, scope: scope)
+            Entry(stamp: stamp, items: items, edges: edges, merging: merging, merged: merged,
+                  foreignBlocks: foreignBlocks, cells: cells, nodes: nodes, scope: scope)
         }
 
-        /// What the entry counts for in the budget: its items and kept cells, at least one.
-        var size: Int { max(1, items.features.count + (cells?.cells.count ?? 0)) }
+        /// What the entry counts for in the budget: its items, merged clusters and kept
+        /// cells, at least one.
+        var size: Int { max(1, items.features.count + merged.features.count + (cells?.cells.count ?? 0)) }
+
+        /// What an entry of a block's items after merges counts for while the block's
+        /// entry of groups holds the same items: its merged clusters, at least one.
+        var sizeBeside: Int { max(1, merged.features.count + (cells?.cells.count ?? 0)) }
+    }
+
+    /// The bit of a key that tells an entry of a block's items after merges from the
+    /// entry of its groups (`LiveClusterIndex.resolvedKey` and `groupKey`).
+    static let resolvedBit: UInt64 = 1 << 63
+
+    /// An entry as kept: what it counts for in the budget, and whether that leaves out
+    /// the items it shares with its block's entry of groups.
+    private struct Kept {
+        let entry: Entry
+        let size: Int
+        let shares: Bool
     }
 
     private struct State {
-        var entries: [UInt64: Entry] = [:]
+        var entries: [UInt64: Kept] = [:]
         var size = 0
         var updates = 0
         /// Keys of the entries prepared ahead of the first queries, whatever entry now
         /// holds them.
         var protected: Set<UInt64> = []
 
+        /// Removes the entry of `key`, and with an entry of a block's groups, its entry
+        /// after merges if that one shares its items (it is counted without them),
+        /// unless `keeping` holds the same items; appends what it removed to `dropped`.
+        mutating func remove(_ key: UInt64, keeping: LiveClusterIndex.Items? = nil, into dropped: inout [Entry]) {
+            guard let old = entries.removeValue(forKey: key) else { return }
+            size -= old.size
+            dropped.append(old.entry)
+            guard key & resolvedBit == 0, let partner = entries[key | resolvedBit], partner.shares else { return }
+            if let keeping, keeping.sharesStorage(with: partner.entry.items) { return }
+            entries.removeValue(forKey: key | resolvedBit)
+            size -= partner.size
+            dropped.append(partner.entry)
+        }
+
+        /// Keeps `entry` for `key`: an entry of a block's items after merges whose items
+        /// are those its block's kept entry holds counts for its merged clusters only.
+        mutating func insert(_ entry: Entry, for key: UInt64) {
+            var shares = false
+            if key & resolvedBit != 0, let block = entries[key & ~resolvedBit] {
+                shares = entry.items.sharesStorage(with: block.entry.items)
+            }
+            let kept = Kept(entry: entry, size: shares ? entry.sizeBeside : entry.size, shares: shares)
+            entries[key] = kept
+            size += kept.size
+        }
+
         /// Drops about half of the entries (each other one in the table's order), of
         /// those not protected only when `all` is false, and returns them (to be freed
-        /// once the lock is released).
+        /// once the lock is released). An entry after merges that shares its block's
+        /// items goes with the block's entry.
         mutating func dropHalf(all: Bool, into dropped: inout [Entry]) {
             var keys: [UInt64] = []
             var drop = true
@@ -99,10 +151,8 @@ final class GroupCache: Sendable {
             }
             dropped.reserveCapacity(dropped.count + keys.count)
             for key in keys {
-                guard let old = entries.removeValue(forKey: key) else { continue }
                 protected.remove(key)
-                size -= old.size
-                dropped.append(old)
+                remove(key, into: &dropped)
             }
         }
     }
@@ -119,7 +169,7 @@ final class GroupCache: Sendable {
     /// ``entry(_:root:)``).
     func entry(_ key: UInt64, stamp: BlockStamp, root: UInt64) -> Entry? {
         let entry: Entry? = state.withLock { state in
-            guard let entry = state.entries[key], entry.stamp == stamp else { return nil }
+            guard let entry = state.entries[key]?.entry, entry.stamp == stamp else { return nil }
             return entry
         }
         entry?.check(underRoot: root)
@@ -131,35 +181,33 @@ final class GroupCache: Sendable {
     /// entry's points are those of this version, without taking the block's stamp.
     func entry(_ key: UInt64, root: UInt64) -> Entry? {
         state.withLock { state in
-            guard let entry = state.entries[key], entry.holds(underRoot: root) else { return nil }
+            guard let entry = state.entries[key]?.entry, entry.holds(underRoot: root) else { return nil }
             return entry
         }
     }
 
     /// What is kept for `key`, whatever its stamp: after a change, the entry to update.
     func latest(_ key: UInt64) -> Entry? {
-        state.withLock { $0.entries[key] }
+        state.withLock { $0.entries[key]?.entry }
     }
 
     /// Keeps `entry` for `key`, in place of what was kept for it, formed from the version
     /// whose root node has the stamp `root`. If the kept items would exceed `budget`, it
     /// first drops about half of the entries not protected, and if that leaves less than
-    /// a sixteenth of the budget free, about half of all.
+    /// a sixteenth of the budget free, about half of all. An entry of a block's items
+    /// after merges counts for its merged clusters only while the block's entry of groups
+    /// holds the same items (the entry of groups formed anew, or dropped, takes it along).
     func keep(_ entry: Entry, for key: UInt64, budget: Int, root: UInt64) {
         entry.check(underRoot: root)
         // Freed after the lock is released: the queries that read the cache wait on it.
         var dropped: [Entry] = []
         state.withLock { state in
-            if let old = state.entries.removeValue(forKey: key) {
-                state.size -= old.size
-                dropped.append(old)
-            }
+            state.remove(key, keeping: entry.items, into: &dropped)
             if state.size + entry.size > budget {
                 state.dropHalf(all: false, into: &dropped)
                 if state.size + entry.size > budget - budget / 16 { state.dropHalf(all: true, into: &dropped) }
             }
-            state.entries[key] = entry
-            state.size += entry.size
+            state.insert(entry, for: key)
         }
         withExtendedLifetime(dropped) {}
     }
@@ -222,6 +270,16 @@ extension Array {
 }
 
 extension LiveClusterIndex.Items {
+    /// Whether these items and `other` are the same storage (one value copied), so that
+    /// keeping both costs the memory of one.
+    func sharesStorage(with other: Self) -> Bool {
+        func same<T>(_ a: [T], _ b: [T]) -> Bool {
+            a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        }
+        return features.count == other.features.count && same(features, other.features)
+            && same(positions, other.positions) && same(groups, other.groups) && same(summaries, other.summaries)
+    }
+
     /// The items with every array ``Array/trimmed()``.
     func trimmed() -> Self {
         var items = self

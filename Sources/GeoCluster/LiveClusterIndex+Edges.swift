@@ -422,11 +422,16 @@ extension LiveClusterIndex {
             let (bx, by) = BulkBuilder.position(code)
             if let kept = resolved[code] {
                 guard let entry = kept else { continue }
-                append(entry.items, range: 0..<entry.mergedStart, within: within(rect, bx, by, zoom: store.zoom),
-                       into: &answer)
-                append(entry.items, range: entry.mergedStart..<entry.foreignStart, within: rect, into: &answer)
+                let within = within(rect, bx, by, zoom: store.zoom)
+                var start = 0
+                for i in entry.merging {
+                    append(entry.items, range: start..<i, within: within, into: &answer)
+                    start = i + 1
+                }
+                append(entry.items, range: start..<entry.items.features.count, within: within, into: &answer)
+                append(entry.merged, range: 0..<entry.foreignStart, within: rect, into: &answer)
                 for (k, winner) in entry.foreignBlocks.enumerated() where !inQuery(winner) {
-                    append(entry.items, range: entry.foreignStart + k..<entry.foreignStart + k + 1, within: rect,
+                    append(entry.merged, range: entry.foreignStart + k..<entry.foreignStart + k + 1, within: rect,
                            into: &answer)
                 }
                 continue
@@ -543,28 +548,24 @@ extension LiveClusterIndex {
         let nodes = scope == nil ? blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? [] : []
         let key = Self.resolvedKey(zoom: z, bx, by)
         let code = BulkBuilder.zOrder(bx, by)
-        var own = Items()
+        var own = Items(), merged = Items()
+        var merging: [Int] = []
         var winners: [EdgeMerge] = [], foreign: [EdgeMerge] = []
         var foreignBlocks: [UInt64] = []
         if let block = block(bx, by, in: &store) {
             let merges = edgeMerges([code], near: scope, store: &store)
-            // Each item of the block gives one item, its own or a merged cluster, unless
-            // it lies outside the scope: room for them all at once.
-            var itemCount = block.range.count
-            if let scope {
-                itemCount = 0
-                for i in block.range where merges[ItemRef(block: code, index: i)] != nil
-                    || scope.contains(block.items.positions[i].x, block.items.positions[i].y) { itemCount += 1 }
+            // The block's items as its kept entry holds them, shared with it; of a part
+            // of the block too (the views that read such an entry show none of its items
+            // beyond that part, where merges were not looked for).
+            if block.range == block.items.features.indices {
+                own = block.items
+            } else {
+                own.reserve(block.range.count, clusters: min(block.range.count, block.items.summaries.count))
+                for i in block.range { own.append(i, of: block.items) }
             }
-            own.reserve(itemCount, clusters: min(itemCount, block.items.summaries.count))
             for i in block.range {
-                guard let merge = merges[ItemRef(block: code, index: i)] else {
-                    // Of a part of the block, its own items there only: the views that read
-                    // it show no other.
-                    if let scope, !scope.contains(block.items.positions[i].x, block.items.positions[i].y) { continue }
-                    own.append(i, of: block.items)
-                    continue
-                }
+                guard let merge = merges[ItemRef(block: code, index: i)] else { continue }
+                merging.append(i - block.range.lowerBound)
                 if merge.winner.block == code {
                     winners.append(merge)
                 } else {
@@ -573,11 +574,10 @@ extension LiveClusterIndex {
                 }
             }
         }
-        let mergedStart = own.features.count
-        for merge in winners { own.append(0, of: merge.merged) }
-        for merge in foreign { own.append(0, of: merge.merged) }
-        let entry = GroupCache.Entry(stamp: stamp, items: own, mergedStart: mergedStart, foreignBlocks: foreignBlocks,
-                                     nodes: nodes, scope: scope)
+        merged.reserve(winners.count + foreign.count, clusters: winners.count + foreign.count)
+        for merge in winners + foreign { merged.append(0, of: merge.merged) }
+        let entry = GroupCache.Entry(stamp: stamp, items: own, merging: merging, merged: merged,
+                                     foreignBlocks: foreignBlocks, nodes: nodes, scope: scope)
         groupCache.keep(entry, for: key, budget: keptBudget, root: combined.stamp)
         return entry
     }
@@ -758,9 +758,10 @@ extension LiveClusterIndex {
                 cells.cells.reduce(0) { $0 + $1.aggregate.count } >= Self.pointsPerCellToKeepCells * cells.cells.count
             }
             let keptCells = cellsByBlock.values.reduce(0) { $0 + $1.cells.count }
-            // Items kept twice: the blocks' groups, and their items after the merges.
-            guard used + 2 * items.features.count + keptCells <= fullBudget / 2 else { break }
-            used += 2 * items.features.count + keptCells
+            // The blocks' groups (their items after the merges share them, and add the
+            // few merged clusters).
+            guard used + items.features.count + keptCells <= fullBudget / 2 else { break }
+            used += items.features.count + keptCells
             var store = BlockStore(zoom: z, filter: .all, keeps: true)
             store.fill(items, formed: world, index: self)
             let codes = store.blocks.keys.sorted()
@@ -772,9 +773,11 @@ extension LiveClusterIndex {
                 own.reserve(block.range.count)
                 for i in block.range { own.append(i, of: block.items) }
                 let edges = block.edges.map { $0 - block.range.lowerBound }
-                groupCache.keep(GroupCache.Entry(stamp: stamp, items: own, edges: edges, cells: cellsByBlock[code],
-                                                 nodes: nodes),
-                                for: Self.groupKey(zoom: z, bx, by), budget: fullBudget, root: combined.stamp)
+                let entry = GroupCache.Entry(stamp: stamp, items: own, edges: edges, cells: cellsByBlock[code], nodes: nodes)
+                groupCache.keep(entry, for: Self.groupKey(zoom: z, bx, by), budget: fullBudget, root: combined.stamp)
+                // Read from the kept entry from now on, so that the items after merges share it.
+                store.blocks[code] = .some(BlockStore.Block(items: entry.items, range: entry.items.features.indices,
+                                                            edges: entry.edges))
             }
             for code in codes {
                 let (bx, by) = BulkBuilder.position(code)

@@ -183,17 +183,27 @@ struct LiveClusterViewTests {
         var plain = try Self.index(seed: 23, count: 40_000, partitioned: false, options: options)
         let deepest = try #require(prepared.prepareDisplay())
         #expect(deepest < options.maxZoom, "every zoom fit whole: no deeper zoom to prepare blocks of")
-        var dense = 0, kept = 0
+        var dense = 0, kept = 0, shared = 0
+        // Kept twice, before and after the merges across edges, the items in one storage.
+        func keptBoth(_ z: Int, _ code: UInt64) -> Bool {
+            let (bx, by) = BulkBuilder.position(code)
+            guard let groups = prepared.groupCache.latest(LiveClusterIndex.groupKey(zoom: z, bx, by)),
+                  let resolved = prepared.groupCache.latest(LiveClusterIndex.resolvedKey(zoom: z, bx, by)) else { return false }
+            if resolved.items.sharesStorage(with: groups.items) { shared += 1 }
+            return true
+        }
         for z in (deepest + 1)...options.maxZoom {
             for code in prepared.pointsPerBlock(zoom: z, least: LiveClusterIndex.pointsToPrepareBlock).keys {
-                let (bx, by) = BulkBuilder.position(code)
                 dense += 1
-                if prepared.groupCache.latest(LiveClusterIndex.groupKey(zoom: z, bx, by)) != nil,
-                   prepared.groupCache.latest(LiveClusterIndex.resolvedKey(zoom: z, bx, by)) != nil { kept += 1 }
+                if keptBoth(z, code) { kept += 1 }
             }
         }
-        print("prepared whole up to zoom \(deepest), dense blocks deeper \(dense), kept \(kept), \(prepared.groupCache.usage)")
-        #expect(kept > 0)
+        var whole = 0
+        for code in prepared.pointsPerBlock(zoom: deepest, least: 1).keys where keptBoth(deepest, code) { whole += 1 }
+        print("prepared whole up to zoom \(deepest) (\(whole) blocks there), dense blocks deeper \(dense), kept \(kept), "
+              + "\(prepared.groupCache.usage)")
+        #expect(kept > 0 && whole > 0)
+        #expect(shared == kept + whole, "the items after merges are a copy")
         _ = try Self.expectSameAnswers(&prepared, &plain, options: options, seed: 24)
     }
 
@@ -369,6 +379,56 @@ struct LiveClusterViewTests {
         // With the budget at a tenth, the prepared entries alone overflow it: half go.
         keep(5_000, budget: 200)
         #expect(cache.protectedCount < 100 && cache.protectedCount == (0..<100).filter { cache.latest($0) != nil }.count)
+    }
+
+    /// A block's items after the merges across its edges share the items of its entry of
+    /// groups, and count in the budget for their merged clusters only, while that entry
+    /// holds the same items: not when it is missing or holds others, and they go when
+    /// it is formed anew or dropped (nothing the budget does not count stays kept).
+    @Test func itemsAfterMergesShareTheBlocksItems() {
+        let cache = GroupCache()
+        let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
+        func items(_ n: Int) -> LiveClusterIndex.Items {
+            var items = LiveClusterIndex.Items()
+            items.reserve(n)
+            for _ in 0..<n { items.append(feature, at: SIMD2(0, 0)) }
+            return items
+        }
+        let groupKey = LiveClusterIndex.groupKey(zoom: 9, 3, 4), resolvedKey = LiveClusterIndex.resolvedKey(zoom: 9, 3, 4)
+        let block = GroupCache.Entry(stamp: BlockStamp(a: 1), items: items(100))
+        func resolved(_ own: LiveClusterIndex.Items) -> GroupCache.Entry {
+            GroupCache.Entry(stamp: BlockStamp(a: 2), items: own, merging: [3, 7], merged: items(2))
+        }
+        // Without its block's entry, all of it counts.
+        cache.keep(resolved(block.items), for: resolvedKey, budget: 10_000, root: 1)
+        #expect(cache.usage.items == 102)
+        cache.keep(block, for: groupKey, budget: 10_000, root: 1)
+        #expect(cache.usage.items == 202, "kept before the block's entry, it was counted whole")
+        // Beside the block's entry holding the same items, the merged clusters only.
+        cache.keep(resolved(block.items), for: resolvedKey, budget: 10_000, root: 1)
+        #expect(cache.usage.items == 102)
+        #expect(cache.latest(resolvedKey)?.items.sharesStorage(with: block.items) == true)
+        // Items equal to the block's but of storage of their own count whole.
+        cache.keep(resolved(items(100)), for: resolvedKey, budget: 10_000, root: 1)
+        #expect(cache.usage.items == 202)
+        cache.keep(resolved(block.items), for: resolvedKey, budget: 10_000, root: 1)
+        // The block's entry restamped keeps its items: the entry after merges stays.
+        cache.keep(block.restamped(BlockStamp(a: 5), nodes: []), for: groupKey, budget: 10_000, root: 1)
+        #expect(cache.usage.items == 102 && cache.latest(resolvedKey) != nil)
+        // Formed anew: the entry after merges, of the old items, goes.
+        cache.keep(GroupCache.Entry(stamp: BlockStamp(a: 6), items: items(100)), for: groupKey, budget: 10_000, root: 1)
+        #expect(cache.usage.items == 100 && cache.latest(resolvedKey) == nil)
+        // Dropped when the budget overflows: both go together.
+        let kept = cache.latest(groupKey)!
+        cache.keep(resolved(kept.items), for: resolvedKey, budget: 10_000, root: 1)
+        #expect(cache.usage.items == 102)
+        // Each overflow drops about half: the block goes within a few dozen of them.
+        for key in UInt64(1)...2_000 where cache.latest(groupKey) != nil {
+            cache.keep(GroupCache.Entry(stamp: BlockStamp(a: key), items: items(10)), for: key, budget: 300, root: 1)
+            #expect(cache.usage.items <= 300)
+            #expect(cache.latest(resolvedKey) == nil || cache.latest(groupKey) != nil, "kept without the items it shares")
+        }
+        #expect(cache.latest(groupKey) == nil && cache.latest(resolvedKey) == nil, "the budget dropped the block")
     }
 
     /// Kept entries hold their items and cells without the room reserved while forming
