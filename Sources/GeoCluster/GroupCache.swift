@@ -89,7 +89,7 @@ final class GroupCache: Sendable {
 
         /// What an entry of a block's items after merges counts for while the block's
         /// entry of groups holds the same items: its merged clusters, at least one.
-        var sizeBeside: Int { max(1, merged.features.count + (cells?.cells.count ?? 0)) }
+        var sizeBeside: Int { max(1, merged.features.count) }
     }
 
     /// The bit of a key that tells an entry of a block's items after merges from the
@@ -126,14 +126,20 @@ final class GroupCache: Sendable {
             dropped.append(partner.entry)
         }
 
-        /// Keeps `entry` for `key`: an entry of a block's items after merges whose items
-        /// are those its block's kept entry holds counts for its merged clusters only.
-        mutating func insert(_ entry: Entry, for key: UInt64) {
+        /// What `entry` would count for, kept for `key`: an entry of a block's items after
+        /// merges whose items are those its block's kept entry holds counts for its
+        /// merged clusters only.
+        func charge(_ entry: Entry, for key: UInt64) -> Kept {
             var shares = false
             if key & resolvedBit != 0, let block = entries[key & ~resolvedBit] {
                 shares = entry.items.sharesStorage(with: block.entry.items)
             }
-            let kept = Kept(entry: entry, size: shares ? entry.sizeBeside : entry.size, shares: shares)
+            return Kept(entry: entry, size: shares ? entry.sizeBeside : entry.size, shares: shares)
+        }
+
+        /// Keeps `entry` for `key`, counted as ``charge(_:for:)`` says.
+        mutating func insert(_ entry: Entry, for key: UInt64) {
+            let kept = charge(entry, for: key)
             entries[key] = kept
             size += kept.size
         }
@@ -203,9 +209,12 @@ final class GroupCache: Sendable {
         var dropped: [Entry] = []
         state.withLock { state in
             state.remove(key, keeping: entry.items, into: &dropped)
-            if state.size + entry.size > budget {
+            if state.size + state.charge(entry, for: key).size > budget {
                 state.dropHalf(all: false, into: &dropped)
-                if state.size + entry.size > budget - budget / 16 { state.dropHalf(all: true, into: &dropped) }
+                // Counted again: the drop may have taken the block's entry whose items it shares.
+                if state.size + state.charge(entry, for: key).size > budget - budget / 16 {
+                    state.dropHalf(all: true, into: &dropped)
+                }
             }
             state.insert(entry, for: key)
         }
