@@ -157,8 +157,10 @@ final class GroupCache: Sendable {
             }
             dropped.reserveCapacity(dropped.count + keys.count)
             for key in keys {
-                protected.remove(key)
                 remove(key, into: &dropped)
+                protected.remove(key)
+                // The entry after merges that went with it is no longer prepared either.
+                if key & resolvedBit == 0, entries[key | resolvedBit] == nil { protected.remove(key | resolvedBit) }
             }
         }
     }
