@@ -733,8 +733,8 @@ extension LiveClusterIndex {
     /// Forms and keeps, ahead of the first queries, the unfiltered items of every block
     /// (before and after the merges across their edges) at each zoom from `minZoom` up,
     /// while they fit in half the kept items' budget: the first look at the map (the
-    /// world, a country) is then read, not formed. Each zoom is formed in one grid over
-    /// the world. Then, of the deeper zooms, the blocks of most points (a city's at a
+    /// world, a country) is then read, not formed. Each zoom is formed a row of blocks
+    /// at a time (``worldBlocks(zoom:room:)``). Then, of the deeper zooms, the blocks of most points (a city's at a
     /// street's zoom, whose first look gathers the totals of thousands of points, where
     /// their items are at most a few hundred) while the kept items stay under three
     /// quarters of the budget. What it keeps is dropped after what views keep (see
@@ -748,22 +748,12 @@ extension LiveClusterIndex {
         var prepared: Int?
         guard count > 0 else { return nil }
         for z in options.minZoom...options.maxZoom {
-            let last = UInt32(blocksPerSide(zoom: z) - 1)
-            let world = (UInt32(0), UInt32(0), last, last)
-            let (x0, y0, x1, y1) = cells(of: world, zoom: z)
-            let grid = cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all)
-            let items = formItems(grid, zoom: z, filter: .all)
-            // The cells' totals kept with the groups of blocks of many points per cell.
-            let cellsByBlock = Self.cellsByBlock(grid).filter { _, cells in
-                cells.cells.reduce(0) { $0 + $1.aggregate.count } >= Self.pointsPerCellToKeepCells * cells.cells.count
-            }
-            let keptCells = cellsByBlock.values.reduce(0) { $0 + $1.cells.count }
             // The blocks' groups (their items after the merges share them, and add the
             // few merged clusters).
-            guard used + items.features.count + keptCells <= fullBudget / 2 else { break }
-            used += items.features.count + keptCells
-            var store = BlockStore(zoom: z, filter: .all, keeps: true)
-            store.fill(items, formed: world, index: self)
+            guard let zoom = worldBlocks(zoom: z, room: fullBudget / 2 - used) else { break }
+            used += zoom.count
+            var store = zoom.store
+            let cellsByBlock = zoom.cells
             let codes = store.blocks.keys.sorted()
             for code in codes {
                 guard let block = store.blocks[code] ?? nil else { continue }
@@ -789,6 +779,41 @@ extension LiveClusterIndex {
         let next = (prepared ?? options.minZoom - 1) + 1
         if next <= options.maxZoom { prepareDenseBlocks(from: next, limit: fullBudget * 3 / 4) }
         return prepared
+    }
+
+    /// The unfiltered items of every block of zoom `z` (in a store that formed the whole
+    /// world) with the cells' totals to keep with the blocks of many points per cell, and
+    /// how many items and cells those are; `nil` as soon as they pass `room`. Formed one
+    /// row of blocks at a time: groups never cross a block's edge, so the rows make the
+    /// items one grid over the world makes, but a zoom that does not fit is given up
+    /// after forming about `room` items, not all of its points' cells (at 10M points the
+    /// world's grid of the first zoom that did not fit took 2.7 GB while it was formed).
+    func worldBlocks(zoom z: Int, room: Int) -> (store: BlockStore, cells: [UInt64: Grid], count: Int)? {
+        let last = UInt32(blocksPerSide(zoom: z) - 1)
+        var store = BlockStore(zoom: z, filter: .all, keeps: true)
+        var kept: [UInt64: Grid] = [:]
+        var count = 0
+        // A table of a row's cells only where one of the world's would be used: rows of
+        // a deeper zoom are mostly empty.
+        let side = grid.cellsPerSide(zoom: z)
+        let points: Int? = side * side <= Self.denseCellLimit ? nil : 0
+        for row in 0...last {
+            let rowBlocks = (UInt32(0), row, last, row)
+            let (x0, y0, x1, y1) = cells(of: rowBlocks, zoom: z)
+            let rowGrid = cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, points: points)
+            guard !rowGrid.cells.isEmpty else { continue }
+            let items = formItems(rowGrid, zoom: z, filter: .all)
+            // The cells' totals kept with the groups of blocks of many points per cell.
+            let dense = Self.cellsByBlock(rowGrid).filter { _, cells in
+                cells.cells.reduce(0) { $0 + $1.aggregate.count } >= Self.pointsPerCellToKeepCells * cells.cells.count
+            }
+            count += items.features.count + dense.values.reduce(0) { $0 + $1.cells.count }
+            guard count <= room else { return nil }
+            kept.merge(dense) { first, _ in first }
+            store.fill(items, formed: rowBlocks, index: self)
+        }
+        store.formed = (0, 0, last, last)
+        return (store, kept, count)
     }
 
     /// The kept-groups keys of a prepared block (by its code): its groups, and its items

@@ -207,6 +207,62 @@ struct LiveClusterViewTests {
         _ = try Self.expectSameAnswers(&prepared, &plain, options: options, seed: 24)
     }
 
+    /// A zoom's blocks formed one row of blocks at a time (as ``LiveClusterIndex/prepareDisplay()``
+    /// forms them) are those one grid over the world forms, with the same cells' totals
+    /// to keep, and a zoom that does not fit in the room given is given up.
+    @Test func aZoomFormedRowByRowIsWhatTheWorldsGridForms() throws {
+        let index = try Self.index(seed: 25, count: 6_000)
+        var rowsCompared = 0
+        for z in Self.options.minZoom...Self.options.maxZoom {
+            let last = UInt32(index.blocksPerSide(zoom: z) - 1)
+            let (x0, y0, x1, y1) = index.cells(of: (0, 0, last, last), zoom: z)
+            let grid = index.cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all)
+            let items = index.formItems(grid, zoom: z, filter: .all)
+            var world = LiveClusterIndex.BlockStore(zoom: z, filter: .all, keeps: true)
+            world.fill(items, formed: (0, 0, last, last), index: index)
+            let dense = LiveClusterIndex.cellsByBlock(grid).filter { _, cells in
+                cells.cells.reduce(0) { $0 + $1.aggregate.count }
+                    >= LiveClusterIndex.pointsPerCellToKeepCells * cells.cells.count
+            }
+            let count = items.features.count + dense.values.reduce(0) { $0 + $1.cells.count }
+            let rows = try #require(index.worldBlocks(zoom: z, room: .max))
+            #expect(rows.count == count, "zoom \(z)")
+            #expect(rows.store.formed.map { [$0.0, $0.1, $0.2, $0.3] } == [0, 0, last, last])
+            #expect(Set(rows.store.blocks.keys) == Set(world.blocks.keys), "zoom \(z)")
+            for (code, block) in world.blocks {
+                let a = try #require(block), b = try #require(rows.store.blocks[code] ?? nil)
+                #expect(Self.blockItems(a) == Self.blockItems(b), "zoom \(z), block \(code)")
+            }
+            #expect(Set(rows.cells.keys) == Set(dense.keys), "zoom \(z)")
+            for (code, cells) in dense {
+                #expect(Self.cellTotals(cells) == rows.cells[code].map(Self.cellTotals), "zoom \(z), block \(code)")
+            }
+            #expect(index.worldBlocks(zoom: z, room: count) != nil)
+            #expect(index.worldBlocks(zoom: z, room: count - 1) == nil, "zoom \(z): more than the room given")
+            if Set(world.blocks.keys.map { BulkBuilder.position($0).qy }).count > 1 { rowsCompared += 1 }
+        }
+        #expect(rowsCompared > 5, "zooms with points in several rows of blocks")
+    }
+
+    /// A block's items as a user sees them, with where they are, their groups and which
+    /// of them may merge across an edge.
+    static func blockItems(_ block: LiveClusterIndex.BlockStore.Block) -> [String] {
+        let items = block.items
+        return block.range.map { i in
+            let feature = items.features[i], group = items.groups[i]
+            let summary = feature.aggregateIndex.map { items.summaries[$0] }
+            return "\(feature.kind) \(feature.coordinate) \(String(describing: summary)) \(items.positions[i]) "
+                + "\(group.x) \(group.y) \(group.mask) \(group.whole) \(block.edges.contains(i))"
+        } + ["edges \(block.edges.count)"]
+    }
+
+    /// A grid's cells with their counts and totals by partition.
+    static func cellTotals(_ grid: LiveClusterIndex.Grid) -> [String] {
+        grid.cells.map { cell in
+            "\(cell.x) \(cell.y) \(cell.aggregate.count) \(grid.histogram[cell.histogramStart..<cell.histogramEnd])"
+        }
+    }
+
     /// Compares the two indexes' answers to 8 random boxes at every zoom, then moves a
     /// point near the middle of the hotspots in both and compares again; returns how many
     /// clusters answered were merged across a block edge.
