@@ -105,6 +105,9 @@ struct Measure: ParsableCommand {
     @Flag(help: "Live only: leave out prepareDisplay() after the build (every first look is then formed).")
     var noPrepare = false
 
+    @Option(help: "Live only: the kept display groups' budget in items (the layer's kept_items; default: half the points).")
+    var keptItems: Int?
+
     @Option(help: """
         Live only: in the timed passes, add a point before every N-th query (0: none), \
         about 100 m from a random input point, as a new sighting would be; the queries \
@@ -134,7 +137,8 @@ struct Measure: ParsableCommand {
         var preparedZoom: Int?
         var live: LiveClusterIndex?
         if algorithm == "live" {
-            let built = try LiveClusterIndex(points: livePoints, options: LiveClusterOptions(options))
+            let built = try LiveClusterIndex(points: livePoints,
+                                             options: LiveClusterOptions(options, keptItems: keptItems))
             // What a live layer does after loading (in the background there): the first
             // look is prepared. Counted in the build here.
             if !noPrepare { preparedZoom = built.prepareDisplay() }
