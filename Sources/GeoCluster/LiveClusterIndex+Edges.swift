@@ -733,8 +733,8 @@ extension LiveClusterIndex {
     /// Forms and keeps, ahead of the first queries, the unfiltered items of every block
     /// (before and after the merges across their edges) at each zoom from `minZoom` up,
     /// while they fit in half the kept items' budget: the first look at the map (the
-    /// world, a country) is then read, not formed. Each zoom is formed a row of blocks
-    /// at a time (``worldBlocks(zoom:room:)``). Then, of the deeper zooms, the blocks of most points (a city's at a
+    /// world, a country) is then read, not formed. Each zoom is formed a strip of rows of
+    /// blocks at a time (``worldBlocks(zoom:room:)``). Then, of the deeper zooms, the blocks of most points (a city's at a
     /// street's zoom, whose first look gathers the totals of thousands of points, where
     /// their items are at most a few hundred) while the kept items stay under three
     /// quarters of the budget. What it keeps is dropped after what views keep (see
@@ -783,11 +783,12 @@ extension LiveClusterIndex {
 
     /// The unfiltered items of every block of zoom `z` (in a store that formed the whole
     /// world) with the cells' totals to keep with the blocks of many points per cell, and
-    /// how many items and cells those are; `nil` as soon as they pass `room`. Formed one
-    /// row of blocks at a time: groups never cross a block's edge, so the rows make the
-    /// items one grid over the world makes, but a zoom that does not fit is given up
-    /// after forming about `room` items, not all of its points' cells (at 10M points the
-    /// world's grid of the first zoom that did not fit took 2.7 GB while it was formed).
+    /// how many items and cells those are; `nil` as soon as they pass `room`. Formed a
+    /// strip of rows of blocks at a time (one row each up to ``stripsPerZoom`` rows):
+    /// groups never cross a block's edge, so the strips make the items one grid over the
+    /// world makes, but a zoom that does not fit is given up once its strips so far pass
+    /// `room`, not after all of its points' cells (at 10M points the world's grid of the
+    /// first zoom that did not fit took 2.7 GB while it was formed).
     func worldBlocks(zoom z: Int, room: Int) -> (store: BlockStore, cells: [UInt64: Grid], count: Int)? {
         let last = UInt32(blocksPerSide(zoom: z) - 1)
         var store = BlockStore(zoom: z, filter: .all, keeps: true)
@@ -797,8 +798,14 @@ extension LiveClusterIndex {
         // a deeper zoom are mostly empty.
         let side = grid.cellsPerSide(zoom: z)
         let points: Int? = side * side <= Self.denseCellLimit ? nil : 0
-        for row in 0...last {
-            let rowBlocks = (UInt32(0), row, last, row)
+        // At most `stripsPerZoom` strips, so that the deep zooms of a small layer (up to
+        // 2^27 rows of blocks) are not walked row by row.
+        let rowsPerStrip = max(1, (Int(last) + 1) / Self.stripsPerZoom)
+        var row = 0
+        while row <= Int(last) {
+            let end = min(Int(last), row + rowsPerStrip - 1)
+            let rowBlocks = (UInt32(0), UInt32(row), last, UInt32(end))
+            row = end + 1
             let (x0, y0, x1, y1) = cells(of: rowBlocks, zoom: z)
             let rowGrid = cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, points: points)
             guard !rowGrid.cells.isEmpty else { continue }
@@ -815,6 +822,9 @@ extension LiveClusterIndex {
         store.formed = (0, 0, last, last)
         return (store, kept, count)
     }
+
+    /// Strips of rows of blocks a zoom is formed in at most (``worldBlocks(zoom:room:)``).
+    static let stripsPerZoom = 1_024
 
     /// The kept-groups keys of a prepared block (by its code): its groups, and its items
     /// after merges.

@@ -207,13 +207,17 @@ struct LiveClusterViewTests {
         _ = try Self.expectSameAnswers(&prepared, &plain, options: options, seed: 24)
     }
 
-    /// A zoom's blocks formed one row of blocks at a time (as ``LiveClusterIndex/prepareDisplay()``
-    /// forms them) are those one grid over the world forms, with the same cells' totals
-    /// to keep, and a zoom that does not fit in the room given is given up.
-    @Test func aZoomFormedRowByRowIsWhatTheWorldsGridForms() throws {
-        let index = try Self.index(seed: 25, count: 6_000)
-        var rowsCompared = 0
-        for z in Self.options.minZoom...Self.options.maxZoom {
+    /// A zoom's blocks formed a strip of rows of blocks at a time (as
+    /// ``LiveClusterIndex/prepareDisplay()`` forms them: a row each, several rows where a
+    /// zoom has more than ``LiveClusterIndex/stripsPerZoom``) are those one grid over the
+    /// world forms, with the same cells' totals to keep, and a zoom that does not fit in
+    /// the room given is given up.
+    @Test(arguments: [9, 16]) func aZoomFormedRowByRowIsWhatTheWorldsGridForms(maxZoom: Int) throws {
+        var options = Self.options
+        options.maxZoom = maxZoom
+        let index = try Self.index(seed: 25, count: 6_000, options: options)
+        var rowsCompared = 0, stripsCompared = 0
+        for z in options.minZoom...options.maxZoom {
             let last = UInt32(index.blocksPerSide(zoom: z) - 1)
             let (x0, y0, x1, y1) = index.cells(of: (0, 0, last, last), zoom: z)
             let grid = index.cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all)
@@ -239,9 +243,13 @@ struct LiveClusterViewTests {
             }
             #expect(index.worldBlocks(zoom: z, room: count) != nil)
             #expect(index.worldBlocks(zoom: z, room: count - 1) == nil, "zoom \(z): more than the room given")
-            if Set(world.blocks.keys.map { BulkBuilder.position($0).qy }).count > 1 { rowsCompared += 1 }
+            let rowsWithPoints = Set(world.blocks.keys.map { Int(BulkBuilder.position($0).qy) })
+            if rowsWithPoints.count > 1 { rowsCompared += 1 }
+            let rowsPerStrip = (Int(last) + 1) / LiveClusterIndex.stripsPerZoom
+            if rowsPerStrip > 1, Set(rowsWithPoints.map { $0 / rowsPerStrip }).count > 1 { stripsCompared += 1 }
         }
         #expect(rowsCompared > 5, "zooms with points in several rows of blocks")
+        if maxZoom == 16 { #expect(stripsCompared > 0, "zooms with points in several strips of several rows") }
     }
 
     /// A block's items as a user sees them, with where they are, their groups and which
