@@ -734,10 +734,10 @@ extension LiveClusterIndex {
     /// (before and after the merges across their edges) at each zoom from `minZoom` up,
     /// while they fit in half the kept items' budget: the first look at the map (the
     /// world, a country) is then read, not formed. Each zoom is formed a strip of rows of
-    /// blocks at a time (``worldBlocks(zoom:room:)``). Then, of the deeper zooms, the blocks of most points (a city's at a
-    /// street's zoom, whose first look gathers the totals of thousands of points, where
-    /// their items are at most a few hundred) while the kept items stay under three
-    /// quarters of the budget. What it keeps is dropped after what views keep (see
+    /// blocks at a time (``worldBlocks(zoom:room:)``). Then, of the deeper zooms, the
+    /// blocks of most points (a city's at a street's zoom, whose first look gathers the
+    /// totals of thousands of points, where their items are at most a few hundred) while
+    /// the kept items stay under three quarters of the budget. What it keeps is dropped after what views keep (see
     /// ``GroupCache/protect(_:)``). Returns the deepest zoom prepared whole, `nil` when
     /// even the first did not fit. Versions of the index share what it keeps; a later
     /// change forms its blocks again.
@@ -794,37 +794,43 @@ extension LiveClusterIndex {
         var store = BlockStore(zoom: z, filter: .all, keeps: true)
         var kept: [UInt64: Grid] = [:]
         var count = 0
-        // A table of a row's cells only where one of the world's would be used: rows of
-        // a deeper zoom are mostly empty.
+        // A table of a strip's cells only where one of the world's would be used: the
+        // strips of a deeper zoom are mostly empty.
         let side = grid.cellsPerSide(zoom: z)
-        let points: Int? = side * side <= Self.denseCellLimit ? nil : 0
-        // At most `stripsPerZoom` strips, so that the deep zooms of a small layer (up to
-        // 2^27 rows of blocks) are not walked row by row.
-        let rowsPerStrip = max(1, (Int(last) + 1) / Self.stripsPerZoom)
+        let tableHint: Int? = side * side <= Self.denseCellLimit ? nil : 0
+        let rowsPerStrip = Self.rowsPerStrip(blocksPerSide: Int(last) + 1)
         var row = 0
         while row <= Int(last) {
             let end = min(Int(last), row + rowsPerStrip - 1)
-            let rowBlocks = (UInt32(0), UInt32(row), last, UInt32(end))
+            let strip = (UInt32(0), UInt32(row), last, UInt32(end))
             row = end + 1
-            let (x0, y0, x1, y1) = cells(of: rowBlocks, zoom: z)
-            let rowGrid = cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, points: points)
-            guard !rowGrid.cells.isEmpty else { continue }
-            let items = formItems(rowGrid, zoom: z, filter: .all)
+            let (x0, y0, x1, y1) = cells(of: strip, zoom: z)
+            let stripGrid = cellGrid(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: .all, points: tableHint)
+            guard !stripGrid.cells.isEmpty else { continue }
+            let items = formItems(stripGrid, zoom: z, filter: .all)
             // The cells' totals kept with the groups of blocks of many points per cell.
-            let dense = Self.cellsByBlock(rowGrid).filter { _, cells in
+            let dense = Self.cellsByBlock(stripGrid).filter { _, cells in
                 cells.cells.reduce(0) { $0 + $1.aggregate.count } >= Self.pointsPerCellToKeepCells * cells.cells.count
             }
             count += items.features.count + dense.values.reduce(0) { $0 + $1.cells.count }
             guard count <= room else { return nil }
             kept.merge(dense) { first, _ in first }
-            store.fill(items, formed: rowBlocks, index: self)
+            store.fill(items, formed: strip, index: self)
         }
         store.formed = (0, 0, last, last)
         return (store, kept, count)
     }
 
-    /// Strips of rows of blocks a zoom is formed in at most (``worldBlocks(zoom:room:)``).
+    /// Strips of rows of blocks a zoom is formed in at most (``worldBlocks(zoom:room:)``),
+    /// so that the deep zooms of a small layer (up to 2^27 rows of blocks) are not walked
+    /// row by row.
     static let stripsPerZoom = 1_024
+
+    /// Rows of blocks per strip of a zoom with `blocksPerSide` rows: one up to
+    /// ``stripsPerZoom`` rows, then as many as keep the strips within that number.
+    static func rowsPerStrip(blocksPerSide: Int) -> Int {
+        (blocksPerSide + stripsPerZoom - 1) / stripsPerZoom
+    }
 
     /// The kept-groups keys of a prepared block (by its code): its groups, and its items
     /// after merges.

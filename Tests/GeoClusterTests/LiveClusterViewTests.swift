@@ -245,7 +245,7 @@ struct LiveClusterViewTests {
             #expect(index.worldBlocks(zoom: z, room: count - 1) == nil, "zoom \(z): more than the room given")
             let rowsWithPoints = Set(world.blocks.keys.map { Int(BulkBuilder.position($0).qy) })
             if rowsWithPoints.count > 1 { rowsCompared += 1 }
-            let rowsPerStrip = (Int(last) + 1) / LiveClusterIndex.stripsPerZoom
+            let rowsPerStrip = LiveClusterIndex.rowsPerStrip(blocksPerSide: Int(last) + 1)
             if rowsPerStrip > 1, Set(rowsWithPoints.map { $0 / rowsPerStrip }).count > 1 { stripsCompared += 1 }
         }
         #expect(rowsCompared > 5, "zooms with points in several rows of blocks")
