@@ -103,6 +103,25 @@ struct FeatureTextTests {
         }
     }
 
+    /// Two kept texts are equal when their texts are: made apart from the same text, and
+    /// not when a byte, the length or the way they are kept differs.
+    @Test func keptTextsAreEqualWhenTheirTextsAre() {
+        let texts = Self.usual + Self.withPhrases + Self.other
+        for (i, text) in texts.enumerated() {
+            let kept = FeatureText(Self.bytes(text))
+            #expect(kept == FeatureText(Self.bytes(text)), "\(text)")
+            for (j, other) in texts.enumerated() where j != i {
+                #expect(kept != FeatureText(Self.bytes(other)), "\(text) and \(other)")
+            }
+            #expect(kept != FeatureText(Self.bytes(text) + [0x20]), "\(text)")
+            guard !text.isEmpty else { continue }
+            var changed = Self.bytes(text)
+            changed[changed.count / 2] ^= 1
+            #expect(kept != FeatureText(changed), "\(text)")
+            #expect(kept != FeatureText(Array(Self.bytes(text).dropLast())), "\(text)")
+        }
+    }
+
     /// Parts longer than the header can say are kept whole, not cut short.
     @Test func longPartsAreKeptWhole() {
         let longID = String(repeating: "a", count: Int(UInt16.max))
