@@ -737,10 +737,10 @@ extension LiveClusterIndex {
     /// blocks at a time (``worldBlocks(zoom:room:)``). Then, of the deeper zooms, the
     /// blocks of most points (a city's at a street's zoom, whose first look gathers the
     /// totals of thousands of points, where their items are at most a few hundred) while
-    /// the kept items stay under three quarters of the budget. What it keeps is dropped after what views keep (see
-    /// ``GroupCache/protect(_:)``). Returns the deepest zoom prepared whole, `nil` when
-    /// even the first did not fit. Versions of the index share what it keeps; a later
-    /// change forms its blocks again.
+    /// the kept items stay under three quarters of the budget. What it keeps is dropped
+    /// after what views keep (see ``GroupCache/protect(_:)``). Returns the deepest zoom
+    /// prepared whole, `nil` when even the first did not fit. Versions of the index share
+    /// what it keeps; a later change forms its blocks again.
     @discardableResult
     public func prepareDisplay() -> Int? {
         let fullBudget = keptBudget
