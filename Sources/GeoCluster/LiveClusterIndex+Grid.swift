@@ -284,15 +284,41 @@ extension LiveClusterIndex {
 
     /// A non-empty grid cell with its totals; its partition counts are
     /// `histogram[histogramStart..<histogramEnd]`.
+    ///
+    /// 88 bytes, as kept for millions of cells: the bounds of its counts are kept in 32
+    /// bits each, beside the slot, where the totals' last byte (a time tag) would
+    /// otherwise push the cell to 96. A grid's histogram holds far fewer than 2^32 counts
+    /// (16 bytes each), as its cells' table numbers them in 32 bits.
     struct GridCell: Sendable {
         var x: UInt32
         var y: UInt32
         var aggregate: NodeAggregate
         /// The point's slot and coordinate when the count is 1; not read otherwise.
         var slot: UInt32
+        private var start: UInt32
         var coordinate: Coordinate
-        var histogramStart: Int
-        var histogramEnd: Int
+        private var end: UInt32
+
+        init(x: UInt32, y: UInt32, aggregate: NodeAggregate, slot: UInt32, coordinate: Coordinate,
+             histogramStart: Int, histogramEnd: Int) {
+            self.x = x
+            self.y = y
+            self.aggregate = aggregate
+            self.slot = slot
+            self.coordinate = coordinate
+            start = UInt32(truncatingIfNeeded: histogramStart)
+            end = UInt32(truncatingIfNeeded: histogramEnd)
+        }
+
+        var histogramStart: Int {
+            get { Int(start) }
+            set { start = UInt32(truncatingIfNeeded: newValue) }
+        }
+
+        var histogramEnd: Int {
+            get { Int(end) }
+            set { end = UInt32(truncatingIfNeeded: newValue) }
+        }
     }
 
     struct Grid: Sendable {

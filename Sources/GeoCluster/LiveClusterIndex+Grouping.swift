@@ -285,8 +285,10 @@ extension LiveClusterIndex {
             combined = Self.largest(combined, limit)
         }
         let latest = group.aggregate.latestSlot == UInt32.max ? nil : Int(group.aggregate.latestSlot)
-        return LiveSummary(weight: group.aggregate.weight, latestSlot: latest, partitionCounts: combined,
-                           partitionTotal: total)
+        return LiveSummary(weight: group.aggregate.weight, latestSlot: latest,
+                           latestTime: latest == nil ? .min : group.aggregate.latestTime,
+                           latestTimeTag: latest == nil ? 0 : group.aggregate.latestTimeTag,
+                           partitionCounts: combined, partitionTotal: total)
     }
 
     /// Of partition counts in summary order (larger count first, then partition), the

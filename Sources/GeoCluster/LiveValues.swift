@@ -10,17 +10,22 @@ public struct LivePoint: Sendable, Hashable {
     public var weight: Int
     /// Seconds since 1970 for the `latest` aggregate; `Int64.min` when the point has no time.
     public var time: Int64
+    /// A byte the caller attaches to ``time`` and gets back with a cluster's latest time
+    /// (``LiveSummary/latestTimeTag``): what it needs besides the instant to write that
+    /// time (an offset, say) without looking the point up. 0 when it has none.
+    public var timeTag: UInt8
     /// Local calendar day (days since 1970-01-01) for date filters.
     public var day: Int32
     /// Local month 1...12 for season filters, 0 when the point has no date.
     public var month: Int
 
     public init(coordinate: Coordinate, partition: Int = 0, weight: Int = 1, time: Int64 = .min,
-                day: Int32 = 0, month: Int = 0) {
+                timeTag: UInt8 = 0, day: Int32 = 0, month: Int = 0) {
         self.coordinate = coordinate
         self.partition = partition
         self.weight = weight
         self.time = time
+        self.timeTag = timeTag
         self.day = day
         self.month = month
     }
@@ -72,6 +77,11 @@ public struct LiveSummary: Sendable, Hashable {
     /// Slot of the most recent point (largest time, then largest slot); `nil` when no
     /// point has a time.
     public var latestSlot: Int?
+    /// That point's ``LivePoint/time`` and ``LivePoint/timeTag`` (`Int64.min` and 0 when
+    /// no point has a time): a caller that can write the time from them need not look
+    /// the point up, which in a large layer is a read from memory no cache holds.
+    public var latestTime: Int64
+    public var latestTimeTag: UInt8
     /// Points per partition, largest count first, then by partition number. In an index
     /// with ``LiveClusterIndex/partitionsPerSummary`` `k`, only the partitions among the
     /// first `k` of that order and the `k` of largest weight (of equal weights, the

@@ -12,6 +12,8 @@ struct LeafEntry: Sendable {
     var time: Int64
     var weight: Int32
     var month: UInt8
+    /// In the byte that would otherwise pad the entry to 48 bytes.
+    var timeTag: UInt8
     var partition: UInt16
 
     init(_ point: LivePoint, slot: UInt32) {
@@ -26,6 +28,7 @@ struct LeafEntry: Sendable {
         self.slot = slot
         self.day = point.day
         self.time = point.time
+        self.timeTag = point.timeTag
         self.weight = Int32(clamping: point.weight)
         self.month = UInt8(clamping: point.month)
         self.partition = UInt16(clamping: point.partition)
@@ -33,8 +36,8 @@ struct LeafEntry: Sendable {
 
     /// The point as the index holds it (weight, month and partition in the sizes above).
     var point: LivePoint {
-        LivePoint(coordinate: coordinate, partition: Int(partition), weight: Int(weight), time: time, day: day,
-                  month: Int(month))
+        LivePoint(coordinate: coordinate, partition: Int(partition), weight: Int(weight), time: time,
+                  timeTag: timeTag, day: day, month: Int(month))
     }
 
     /// Projected [0, 1] to 32 bits: steps of 2^-32 of the world, under a centimetre.
@@ -70,6 +73,8 @@ struct NodeAggregate: Sendable {
     var weight = 0
     var latestTime = Int64.min
     var latestSlot = UInt32.max
+    /// The latest point's ``LivePoint/timeTag``, in what would be padding.
+    var latestTimeTag: UInt8 = 0
 
     @inline(__always)
     mutating func add(_ entry: LeafEntry) {
@@ -77,7 +82,7 @@ struct NodeAggregate: Sendable {
         sumX += Int64(entry.qx)
         sumY += Int64(entry.qy)
         weight += Int(entry.weight)
-        noteLatest(time: entry.time, slot: entry.slot)
+        noteLatest(time: entry.time, slot: entry.slot, tag: entry.timeTag)
     }
 
     @inline(__always)
@@ -86,7 +91,9 @@ struct NodeAggregate: Sendable {
         sumX += other.sumX
         sumY += other.sumY
         weight += other.weight
-        if other.latestSlot != UInt32.max { noteLatest(time: other.latestTime, slot: other.latestSlot) }
+        if other.latestSlot != UInt32.max {
+            noteLatest(time: other.latestTime, slot: other.latestSlot, tag: other.latestTimeTag)
+        }
     }
 
     mutating func subtract(_ entry: LeafEntry) {
@@ -98,25 +105,29 @@ struct NodeAggregate: Sendable {
 
     /// Latest is the largest (time, slot) among points with a time.
     @inline(__always)
-    mutating func noteLatest(time: Int64, slot: UInt32) {
+    mutating func noteLatest(time: Int64, slot: UInt32, tag: UInt8) {
         guard time != Int64.min else { return }
         if latestSlot == UInt32.max || time > latestTime || (time == latestTime && slot > latestSlot) {
             latestTime = time
             latestSlot = slot
+            latestTimeTag = tag
         }
     }
 
     mutating func resetLatest(_ entries: [LeafEntry]) {
         latestTime = .min
         latestSlot = .max
-        for entry in entries { noteLatest(time: entry.time, slot: entry.slot) }
+        latestTimeTag = 0
+        for entry in entries { noteLatest(time: entry.time, slot: entry.slot, tag: entry.timeTag) }
     }
 
     mutating func resetLatest(children: [QuadNode]) {
         latestTime = .min
         latestSlot = .max
+        latestTimeTag = 0
         for child in children where child.aggregate.latestSlot != UInt32.max {
-            noteLatest(time: child.aggregate.latestTime, slot: child.aggregate.latestSlot)
+            noteLatest(time: child.aggregate.latestTime, slot: child.aggregate.latestSlot,
+                       tag: child.aggregate.latestTimeTag)
         }
     }
 
@@ -283,6 +294,7 @@ struct QuadNode: Sendable {
         }
         return total.count == aggregate.count && total.sumX == aggregate.sumX && total.sumY == aggregate.sumY
             && total.weight == aggregate.weight && total.latestSlot == aggregate.latestSlot
-            && (total.latestSlot == UInt32.max || total.latestTime == aggregate.latestTime)
+            && (total.latestSlot == UInt32.max
+                || (total.latestTime == aggregate.latestTime && total.latestTimeTag == aggregate.latestTimeTag))
     }
 }

@@ -95,6 +95,46 @@ struct TimestampTests {
         }
     }
 
+    /// The offset's tag and the instant write the text as written again, for every
+    /// quarter-hour offset and both spellings of UTC; other offsets and texts not written
+    /// again from their fields have no tag, and tags no timestamp has write nothing.
+    @Test func theOffsetTagAndTheInstantWriteTheTextAgain() throws {
+        var texts = ["1970-01-01T00:00:00Z", "2024-05-01T12:00:00-00:00", "2024-05-01T12:00:00+00:00",
+                     "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00+23:45",
+                     "9999-12-31T23:59:59-23:45"]
+        for quarters in 1...95 {
+            let offset = "\(quarters * 15 / 60 < 10 ? "0" : "")\(quarters * 15 / 60):\(quarters * 15 % 60 == 0 ? "00" : "\(quarters * 15 % 60)")"
+            texts += ["2025-05-27T06:30:00+\(offset)", "2025-05-27T06:30:00-\(offset)"]
+        }
+        var tags = Set<UInt8>()
+        for text in texts {
+            let parsed = try Timestamp.parse(text)
+            #expect(parsed.offsetTag != 0, "\(text)")
+            tags.insert(parsed.offsetTag)
+            var written: [UInt8] = [], expected: [UInt8] = []
+            #expect(Timestamp.encodeJSON(epochSeconds: parsed.epochSeconds, offsetTag: parsed.offsetTag, into: &written))
+            parsed.encodeJSON(into: &expected)
+            #expect(written == expected && written == Array("\"\(text)\"".utf8), "\(text)")
+        }
+        #expect(tags.count == 2 + 191, "every offset has a tag of its own")
+        for text in ["2025-05-27T06:30:00+05:31", "2025-05-27T06:30:00-23:59", "2024-05-01t12:00:00z",
+                     "2024-05-01T12:00:00.5Z", "2016-12-31T23:59:60Z"] {
+            #expect(try Timestamp.parse(text).offsetTag == 0, "\(text)")
+        }
+        var output: [UInt8] = []
+        for tag in [0, 194, 255] as [UInt8] {
+            #expect(!Timestamp.encodeJSON(epochSeconds: 0, offsetTag: tag, into: &output), "tag \(tag)")
+        }
+        let first: Int64 = -62_135_596_800, last: Int64 = 253_402_300_799
+        let utc = try Timestamp.parse("1970-01-01T00:00:00Z").offsetTag
+        let east = try Timestamp.parse("1970-01-01T00:00:00+09:00").offsetTag
+        for (epoch, tag) in [(first - 1, utc), (last + 1, utc), (last - 9 * 3600 + 1, east), (Int64.max, east),
+                             (Int64.min, utc)] {
+            #expect(!Timestamp.encodeJSON(epochSeconds: epoch, offsetTag: tag, into: &output), "\(epoch)")
+        }
+        #expect(output.isEmpty)
+    }
+
     /// The local day is read from the instant and the offset: it is the date as written,
     /// whatever the offset, at the ends of the years, days and of the range, and at a leap
     /// second.

@@ -8,7 +8,10 @@ import Testing
 struct LiveClusterIndexTests {
     static let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 9, bucketSize: 4)
 
-    /// The model: a plain dictionary of the points that should be in the index.
+    /// The model: a plain dictionary of the points that should be in the index. It groups
+    /// one grid of the world and does not merge items across block edges (step 5), so the
+    /// points of ``randomPoint(_:)`` are such that no pair merges there (a change to how
+    /// they are drawn can break that); `LiveClusterViewTests` checks those merges.
     struct Model {
         var points: [Int: LivePoint] = [:]
 
@@ -56,7 +59,8 @@ struct LiveClusterIndexTests {
         }
         let day = Int32(19_000 + Int(random.next() % 800))
         return LivePoint(coordinate: coordinate, partition: Int(random.next() % 5), weight: 1 + Int(random.next() % 20),
-                         time: Int64(day) * 86_400 + Int64(random.next() % 86_400), day: day,
+                         time: Int64(day) * 86_400 + Int64(random.next() % 86_400),
+                         timeTag: UInt8(truncatingIfNeeded: day &* 31), day: day,
                          month: 1 + Int(random.next() % 12))
     }
 
@@ -105,6 +109,11 @@ struct LiveClusterIndexTests {
                     #expect(abs(WebMercator.x(longitude: feature.coordinate.longitude) - expected.x) < 1e-9)
                     #expect(abs(WebMercator.y(latitude: feature.coordinate.latitude) - expected.y) < 1e-9)
                     #expect(answer.summaries[feature.aggregateIndex!] == expected.summary)
+                    if let latest = expected.summary.latestSlot, let point = model.points[latest] {
+                        #expect(expected.summary.latestTime == point.time && expected.summary.latestTimeTag == point.timeTag)
+                    } else {
+                        #expect(expected.summary.latestSlot == nil && expected.summary.latestTime == .min)
+                    }
                 }
             }
             #expect(seenClusters == expectedClusters.count, "zoom \(zoom)")
@@ -179,6 +188,14 @@ struct LiveClusterIndexTests {
                 }
             }
         }
+    }
+
+    /// A point's time tag lives in bytes that padded the tree's entries and totals: the
+    /// sizes that a layer of millions of points keeps per point and per kept cell.
+    @Test func theTimeTagTakesNoRoom() {
+        #expect(MemoryLayout<LeafEntry>.stride == 48)
+        #expect(MemoryLayout<NodeAggregate>.stride == 48)
+        #expect(MemoryLayout<LiveClusterIndex.GridCell>.stride == 88)
     }
 
     @Test func aPartitionTotalTakesSixteenBytesAndKeepsItsValues() {
