@@ -16,8 +16,12 @@ public struct LiveLayer: Sendable {
     private var slots = IDSlots()
     /// Partition numbers: species of sightings, categories of places; 0 otherwise.
     private(set) var partitionNames: [String] = []
-    /// Each partition name as a JSON string, quotes included, for answers written as text.
-    private(set) var partitionNameTexts: [[UInt8]] = []
+    /// Each partition name as a JSON string, quotes included, for answers written as text:
+    /// name `k` is `partitionNameText[partitionNameEnds[k - 1]..<partitionNameEnds[k]]`
+    /// (from 0 for the first). One array of bytes rather than an array per name, which an
+    /// answer would retain and release for every name it writes.
+    private(set) var partitionNameText: [UInt8] = []
+    private(set) var partitionNameEnds: [Int] = []
     private(set) var partitionNumbers: [String: Int] = [:]
     /// Slots freed by deletes, reused by inserts.
     private var freeSlots: [Int] = []
@@ -337,9 +341,8 @@ public struct LiveLayer: Sendable {
         if let number = partitionNumbers[name] { return number }
         let number = partitionNames.count
         partitionNames.append(name)
-        var text: [UInt8] = []
-        JSONValue.encodeString(name, into: &text)
-        partitionNameTexts.append(text)
+        JSONValue.encodeString(name, into: &partitionNameText)
+        partitionNameEnds.append(partitionNameText.count)
         partitionNumbers[name] = number
         return number
     }
@@ -457,54 +460,78 @@ public struct LiveLayer: Sendable {
     func encodeAggregateMembers(_ summary: LiveSummary, ranking: SpeciesRanking, into output: inout [UInt8]) {
         switch kind {
         case .sightings:
-            output.appendASCII(#""individuals":"#)
-            JSONValue.encodeWholeNumber(summary.weight, into: &output)
-            output.appendASCII(#","species_count":"#)
-            JSONValue.encodeWholeNumber(summary.partitionTotal, into: &output)
-            output.appendASCII(#","top_species":["#)
-            for (k, item) in ranking.top(summary.partitionCounts, Self.topSpeciesShown).enumerated() {
-                output.appendASCII(k == 0 ? #"{"species":"# : #",{"species":"#)
-                output += partitionNameTexts[item.partition]
-                output.appendASCII(#","count":"#)
-                JSONValue.encodeWholeNumber(item.count, into: &output)
-                if ranking == .individuals {
-                    output.appendASCII(#","individuals":"#)
-                    JSONValue.encodeWholeNumber(item.weight, into: &output)
-                }
-                output.append(UInt8(ascii: "}"))
-            }
-            output.appendASCII("],")
-            if let slot = summary.latestSlot {
-                // Written from the summary where its tag allows (nearly always): reading
-                // the record of each cluster's latest sighting took a third of a view's
-                // time at 10M sightings, waiting on memory no cache held.
-                let start = output.count
-                output.appendASCII(#""latest_observed_at":"#)
-                if Timestamp.encodeJSON(epochSeconds: summary.latestTime, offsetTag: summary.latestTimeTag,
-                                        into: &output) {
-                    output.append(UInt8(ascii: ","))
-                } else {
-                    records.withElement(at: slot) { record in
-                        guard case let .sighting(_, _, observedAt)? = record.pointee?.fields else {
-                            output.removeSubrange(start...)
-                            return
-                        }
-                        observedAt.encodeJSON(into: &output)
-                        output.append(UInt8(ascii: ","))
-                    }
-                }
-            }
+            encodeSightingAggregates(summary, ranking: ranking, into: &output)
         case .places:
             output.appendASCII(#""categories":{"#)
             for (k, item) in summary.partitionCounts.enumerated() {
                 if k > 0 { output.append(UInt8(ascii: ",")) }
-                output += partitionNameTexts[item.partition]
+                output += partitionNameText[nameRange(item.partition)]
                 output.append(UInt8(ascii: ":"))
                 JSONValue.encodeWholeNumber(item.count, into: &output)
             }
             output.appendASCII("},")
         case .stations, .points:
             break
+        }
+    }
+
+    /// Where partition `k`'s name is in ``partitionNameText``.
+    private func nameRange(_ k: Int) -> Range<Int> {
+        (k == 0 ? 0 : partitionNameEnds[k - 1])..<partitionNameEnds[k]
+    }
+
+    /// The sightings members of ``encodeAggregateMembers(_:ranking:into:)``, written to
+    /// scratch memory and appended in one copy: a view at 10M sightings writes a thousand
+    /// clusters, and appending each literal, name and number to the answer apart took
+    /// most of the time these members cost.
+    private func encodeSightingAggregates(_ summary: LiveSummary, ranking: SpeciesRanking,
+                                          into output: inout [UInt8]) {
+        let top = ranking.top(summary.partitionCounts, Self.topSpeciesShown)
+        // Literals: 49 bytes, 37 per species, 22 for the latest time's name and comma.
+        var room = 49 + 22 + Timestamp.maxJSONLength + 2 * JSONValue.maxNumberBytes
+        for item in top { room += 37 + 2 * JSONValue.maxNumberBytes + nameRange(item.partition).count }
+        let wroteLatest = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { scratch in
+            partitionNameText.withUnsafeBufferPointer { names in
+                let start = scratch.baseAddress!
+                var text = start.writeASCII(#""individuals":"#)
+                text = JSONValue.writeWholeNumber(summary.weight, to: text)
+                text = text.writeASCII(#","species_count":"#)
+                text = JSONValue.writeWholeNumber(summary.partitionTotal, to: text)
+                text = text.writeASCII(#","top_species":["#)
+                for (k, item) in top.enumerated() {
+                    text = text.writeASCII(k == 0 ? #"{"species":"# : #",{"species":"#)
+                    let name = UnsafeBufferPointer(rebasing: names[nameRange(item.partition)])
+                    if let base = name.baseAddress { text.update(from: base, count: name.count) }
+                    text += name.count
+                    text = text.writeASCII(#","count":"#)
+                    text = JSONValue.writeWholeNumber(item.count, to: text)
+                    if ranking == .individuals {
+                        text = text.writeASCII(#","individuals":"#)
+                        text = JSONValue.writeWholeNumber(item.weight, to: text)
+                    }
+                    text = text.writeASCII("}")
+                }
+                text = text.writeASCII("],")
+                // Written from the summary where its tag allows (nearly always): reading
+                // the record of each cluster's latest sighting took a third of a view's
+                // time at 10M sightings, waiting on memory no cache held.
+                var wroteLatest = summary.latestSlot == nil
+                if !wroteLatest,
+                   let end = Timestamp.writeJSON(epochSeconds: summary.latestTime, offsetTag: summary.latestTimeTag,
+                                                 to: text.writeASCII(#""latest_observed_at":"#)) {
+                    text = end.writeASCII(",")
+                    wroteLatest = true
+                }
+                output.append(contentsOf: UnsafeBufferPointer(start: start, count: text - start))
+                return wroteLatest
+            }
+        }
+        guard !wroteLatest, let slot = summary.latestSlot else { return }
+        records.withElement(at: slot) { record in
+            guard case let .sighting(_, _, observedAt)? = record.pointee?.fields else { return }
+            output.appendASCII(#""latest_observed_at":"#)
+            observedAt.encodeJSON(into: &output)
+            output.append(UInt8(ascii: ","))
         }
     }
 

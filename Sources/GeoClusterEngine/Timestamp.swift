@@ -86,6 +86,18 @@ public struct Timestamp: Sendable, Hashable {
     /// one no timestamp has, and for an instant whose date in that offset falls outside
     /// years 0001...9999.
     public static func encodeJSON(epochSeconds: Int64, offsetTag: UInt8, into output: inout [UInt8]) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxJSONLength) { buffer in
+            let start = buffer.baseAddress!
+            guard let end = writeJSON(epochSeconds: epochSeconds, offsetTag: offsetTag, to: start) else { return false }
+            output.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
+            return true
+        }
+    }
+
+    /// ``encodeJSON(epochSeconds:offsetTag:into:)`` into memory with room for
+    /// ``maxJSONLength`` bytes; returns the end of what it wrote, `nil` where that returns false.
+    public static func writeJSON(epochSeconds: Int64, offsetTag: UInt8,
+                                 to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>? {
         let offsetMinutes: Int16, marker: UInt8
         switch offsetTag {
         case 1: (offsetMinutes, marker) = (0, UInt8(ascii: "Z"))
@@ -93,13 +105,20 @@ public struct Timestamp: Sendable, Hashable {
         case 3...193:
             offsetMinutes = (Int16(offsetTag) - 98) * 15
             marker = offsetMinutes < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+")
-        default: return false
+        default: return nil
         }
         guard (firstLocalSecond - 86_400...lastLocalSecond + 86_400).contains(epochSeconds),
-              (firstLocalSecond...lastLocalSecond).contains(epochSeconds + Int64(offsetMinutes) * 60) else { return false }
-        encodeCanonicalJSON(epochSeconds: epochSeconds, offsetMinutes: offsetMinutes, marker: marker, into: &output)
-        return true
+              (firstLocalSecond...lastLocalSecond).contains(epochSeconds + Int64(offsetMinutes) * 60) else { return nil }
+        text[0] = UInt8(ascii: "\"")
+        let count = writeCanonicalText(epochSeconds: epochSeconds, offsetMinutes: offsetMinutes, marker: marker,
+                                       into: UnsafeMutableBufferPointer(start: text + 1, count: maxCanonicalLength))
+        text[count + 1] = UInt8(ascii: "\"")
+        return text + count + 2
     }
+
+    /// The longest text ``writeJSON(epochSeconds:offsetTag:to:)`` writes: the canonical
+    /// text in quotes.
+    public static let maxJSONLength = maxCanonicalLength + 2
 
     /// Appends the canonical text in quotes, written in place rather than through an array.
     private static func encodeCanonicalJSON(epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8,

@@ -103,7 +103,7 @@ extension JSONValue {
 
     /// The most bytes ``writeNumber(_:to:)`` and ``writeWholeNumber(_:to:)`` write: a sign,
     /// "0.00000" and 17 digits, or 17 digits with a point and an exponent.
-    static let maxNumberBytes = 32
+    public static let maxNumberBytes = 32
 
     /// ``encodeNumber(_:into:)`` into memory with room for ``maxNumberBytes``; returns the
     /// end of what it wrote. Answers write a feature's fixed parts and numbers together
@@ -123,7 +123,7 @@ extension JSONValue {
     }
 
     /// ``encodeWholeNumber(_:into:)`` into memory with room for ``maxNumberBytes``.
-    static func writeWholeNumber(_ value: Int, to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    public static func writeWholeNumber(_ value: Int, to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
         value.magnitude < 1 << 53 ? writeInteger(Int64(value), to: text) : writeNumber(Double(value), to: text)
     }
 
@@ -313,8 +313,8 @@ extension Array where Element == UInt8 {
 
 extension UnsafeMutablePointer where Pointee == UInt8 {
     /// Writes a literal's bytes here; returns the end of what it wrote.
-    @inline(__always)
-    func writeASCII(_ text: StaticString) -> UnsafeMutablePointer<UInt8> {
+    @inlinable @inline(__always)
+    public func writeASCII(_ text: StaticString) -> UnsafeMutablePointer<UInt8> {
         update(from: text.utf8Start, count: text.utf8CodeUnitCount)
         return self + text.utf8CodeUnitCount
     }

@@ -74,6 +74,28 @@ struct LiveLayerTests {
         #expect(properties["latest_observed_at"] == "2024-12-24T16:00:00+09:00")
     }
 
+    /// A cluster's latest time is written as its sighting gave it, whether the index's
+    /// time tag writes it again (quarter-hour offsets, `Z`, `-00:00`) or the record is read
+    /// (a fraction, a lower-case `t`, an offset of odd minutes), and follows updates.
+    @Test func theLatestTimeIsWrittenAsGiven() throws {
+        for given in ["2024-12-24T16:00:00+09:00", "2024-12-24T16:00:00Z", "2024-12-24T16:00:00-00:00",
+                      "2024-12-24T16:00:00+05:45", "2024-12-24T16:00:00-09:30", "2024-12-24T16:00:00.250+09:00",
+                      "2024-12-24t16:00:00+09:00", "2024-12-24T16:00:00+05:31"] {
+            let engine = try Self.engine()
+            try Self.seededSightings(engine)
+            _ = try Self.run(engine, ["op": "upsert", "layer": "sightings", "records": [
+                Self.sighting("c0", 126.8002, 37.5002, species: "Grus japonensis", count: 40, at: given)]])
+            let features = try Self.clusters(engine, "sightings", zoom: 5)
+            #expect(features.first?["properties"]?["latest_observed_at"] == .string(given), "\(given)")
+            // As answers write it, straight to text.
+            var written: [UInt8] = []
+            try engine.encode(Request(json: ["op": "clusters", "layer": "sightings", "bbox": [-180, -85, 180, 85],
+                                             "zoom": 5]), into: &written)
+            let text = try JSONValue.parse(written)
+            #expect(text["features"]?[0]?["properties"]?["latest_observed_at"] == .string(given), "\(given)")
+        }
+    }
+
     /// `top_by=individuals` ranks a cluster's species by the individuals counted: the one
     /// crane (40) before ten pintails (20) and five egrets (5), each with its individuals.
     /// The ranking survives writes, which change the index's partition totals in place.
