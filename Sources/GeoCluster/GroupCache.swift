@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The display groups of blocks, formed by unfiltered queries and kept for the next ones.
@@ -220,8 +221,19 @@ final class GroupCache: Sendable {
             }
             state.insert(entry, for: key)
         }
-        withExtendedLifetime(dropped) {}
+        Self.release(consume dropped)
     }
+
+    /// Frees dropped entries: on a background queue when there are many, so that the
+    /// query whose entry crossed the budget does not wait for half of the cache to be
+    /// freed (at 10M points, tens of milliseconds).
+    private static func release(_ dropped: [Entry]) {
+        guard dropped.count > releasedInPlace else { return }
+        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(dropped) {} }
+    }
+
+    /// The most dropped entries the query that dropped them frees itself.
+    static let releasedInPlace = 64
 
     /// Protects the entries of `keys` (those prepared ahead of the first queries, the
     /// costliest to form again) from being dropped while others can be: an entry that

@@ -1,3 +1,4 @@
+import Foundation
 import GeoClusterTestSupport
 import Testing
 @testable import GeoCluster
@@ -414,6 +415,38 @@ struct LiveClusterViewTests {
         #expect(cache.usage.entries > 100, "dropping keeps about half")
         #expect(cache.entry(999, stamp: BlockStamp(a: 1_000), root: 1) != nil, "the newest entry is kept")
         #expect(cache.entry(999, stamp: BlockStamp(a: 1_000, b: 7), root: 1) == nil, "a changed block is formed again")
+    }
+
+    /// Entries dropped for the budget are freed, many at a time on a background queue
+    /// (not by the query that dropped them): none stays alive.
+    @Test func droppedEntriesAreFreed() throws {
+        let itemsPerEntry = 10
+        final class Watch: @unchecked Sendable { weak var entry: GroupCache.Entry? }
+        let cache = GroupCache()
+        let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
+        var items = LiveClusterIndex.Items()
+        for _ in 0..<itemsPerEntry { items.append(feature, at: SIMD2(0, 0)) }
+        let budget = 200 * itemsPerEntry
+        var watches: [Watch] = []
+        for key in UInt64(0)..<200 {
+            let watch = Watch()
+            do {
+                let entry = GroupCache.Entry(stamp: BlockStamp(a: key + 1), items: items)
+                watch.entry = entry
+                cache.keep(entry, for: key, budget: budget, root: 1)
+            }
+            watches.append(watch)
+        }
+        #expect(watches.allSatisfy { $0.entry != nil }, "all 200 fit in the budget")
+        // One more: about half of the 200 are dropped, more than are freed in place.
+        cache.keep(GroupCache.Entry(stamp: BlockStamp(a: 1_000), items: items), for: 1_000, budget: budget, root: 1)
+        let dropped = (UInt64(0)..<200).filter { cache.latest($0) == nil }
+        #expect(dropped.count > GroupCache.releasedInPlace)
+        let deadline = ContinuousClock.now + .seconds(60)
+        func freed() -> Bool { dropped.allSatisfy { watches[Int($0)].entry == nil } }
+        while !freed() && ContinuousClock.now < deadline { usleep(1_000) }
+        #expect(freed(), "a dropped entry is still alive")
+        #expect((UInt64(0)..<200).filter { cache.latest($0) != nil }.allSatisfy { watches[Int($0)].entry != nil })
     }
 
     /// Entries prepared ahead of the first queries are dropped after the others: views
