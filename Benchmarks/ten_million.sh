@@ -7,6 +7,7 @@
 #   Benchmarks/ten_million.sh                                  # 1M then 10M
 #   Benchmarks/ten_million.sh --counts 10000000 --duration 60s
 #   Benchmarks/ten_million.sh --counts 200000 --duration 5s --warmup 2s    # a quick look
+#   Benchmarks/ten_million.sh --counts 10000000 --by-zoom       # and one client's views zoom by zoom
 #
 # For each count it writes the points as sightings (Benchmarks/write_sightings.py: 200
 # species, counts 1-5, one month of observation times) to a GeoJSON file, starts
@@ -22,6 +23,8 @@
 # - under writes: the same wrk run while one client inserts batches of --batch new
 #   sightings through POST /v1/layers/korea/points, one at a time: records per second
 #   acknowledged, write p50/p99, and the viewports' p99 meanwhile;
+# - with --by-zoom, after the one-client run: Benchmarks/views_by_zoom.py for --duration
+#   (one client's latency per zoom and the server's CPU per view);
 # - memory at the end: VmRSS and VmHWM, and VmRSS per point.
 # From the resident memory per point (the growth between the smallest and the largest
 # count) it estimates the points this machine's memory would hold (MemTotal less 2 GiB).
@@ -40,6 +43,7 @@ threads=2
 batch=100
 port=8091
 binary=.build/release/geo-cluster
+by_zoom=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --counts) counts=${2//,/ }; shift 2 ;;
@@ -50,6 +54,7 @@ while [ $# -gt 0 ]; do
         --batch) batch=$2; shift 2 ;;
         --port) port=$2; shift 2 ;;
         --server) binary=$2; shift 2 ;;
+        --by-zoom) by_zoom=1; shift ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -125,6 +130,12 @@ for count in $counts; do
     echo "  views: $rate req/s, p50 $p50 ms, p99 $p99 ms, $cpu_per_request CPU ms/req, resident $rss_views MB (load $load)"
     read -r _ one_p50 one_p99 _ < <(views "$duration" measured one)
     echo "  views from one client: p50 $one_p50 ms, p99 $one_p99 ms"
+    if [ -n "$by_zoom" ]; then
+        zoom_seconds=${duration%s}
+        [[ "$zoom_seconds" =~ ^[0-9]+$ ]] || zoom_seconds=20
+        python3 Benchmarks/views_by_zoom.py --port "$port" --centres "$work/centres.lua" --seconds "$zoom_seconds" \
+            --pid "$server" | sed 's/^/    /'
+    fi
 
     # Writes while wrk asks for views: one writer, batches of new sightings, until wrk ends.
     python3 - "$port" "$batch" "$work/writes.txt" <<'PYTHON' &
