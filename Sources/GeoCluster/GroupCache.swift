@@ -229,8 +229,12 @@ final class GroupCache: Sendable {
     /// freed (at 10M points, tens of milliseconds).
     private static func release(_ dropped: [Entry]) {
         guard dropped.count > releasedInPlace else { return }
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(dropped) {} }
+        releaseQueue.async { withExtendedLifetime(dropped) {} }
     }
+
+    /// Where dropped entries are freed, one batch after another; a caller that needs them
+    /// gone (a test) waits with `releaseQueue.sync {}`.
+    static let releaseQueue = DispatchQueue(label: "geo-cluster.kept-groups.release", qos: .utility)
 
     /// The most dropped entries the query that dropped them frees itself.
     static let releasedInPlace = 64
