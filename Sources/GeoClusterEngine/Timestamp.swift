@@ -67,7 +67,7 @@ public struct Timestamp: Sendable, Hashable {
     /// How the offset is written, in one byte, for a timestamp whose ``text`` is written
     /// again from its instant and offset and whose offset is a whole number of quarter
     /// hours (every offset in use); 0 for any other. With ``epochSeconds`` it is all that
-    /// ``encodeJSON(epochSeconds:offsetTag:into:)`` needs: a live index keeps it with each
+    /// ``writeJSON(epochSeconds:offsetTag:to:)`` needs: a live index keeps it with each
     /// point's time, so that a cluster's latest time is written without reading its record.
     ///
     /// 1 is `Z`, 2 is `-00:00`, and `3 + 95 + q` is an offset of `q` quarter hours
@@ -81,21 +81,11 @@ public struct Timestamp: Sendable, Hashable {
         }
     }
 
-    /// Appends, as a JSON string, the text of the timestamp that ``epochSeconds`` and
-    /// ``offsetTag`` were read from; returns false, appending nothing, for a tag of 0 or
-    /// one no timestamp has, and for an instant whose date in that offset falls outside
-    /// years 0001...9999.
-    public static func encodeJSON(epochSeconds: Int64, offsetTag: UInt8, into output: inout [UInt8]) -> Bool {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxJSONLength) { buffer in
-            let start = buffer.baseAddress!
-            guard let end = writeJSON(epochSeconds: epochSeconds, offsetTag: offsetTag, to: start) else { return false }
-            output.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
-            return true
-        }
-    }
-
-    /// ``encodeJSON(epochSeconds:offsetTag:into:)`` into memory with room for
-    /// ``maxJSONLength`` bytes; returns the end of what it wrote, `nil` where that returns false.
+    /// Writes, as a JSON string, the text of the timestamp that ``epochSeconds`` and
+    /// ``offsetTag`` were read from, into memory with room for ``maxJSONLength`` bytes;
+    /// returns the end of what it wrote, or `nil`, writing nothing that counts, for a tag
+    /// of 0 or one no timestamp has, and for an instant whose date in that offset falls
+    /// outside years 0001...9999.
     public static func writeJSON(epochSeconds: Int64, offsetTag: UInt8,
                                  to text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>? {
         let offsetMinutes: Int16, marker: UInt8
