@@ -305,6 +305,7 @@ extension LiveClusterIndex.Items {
         }
         return features.count == other.features.count && same(features, other.features)
             && same(positions, other.positions) && same(groups, other.groups) && same(summaries, other.summaries)
+            && same(partitionCounts, other.partitionCounts)
     }
 
     /// The items with every array ``Array/trimmed()``.
@@ -312,6 +313,7 @@ extension LiveClusterIndex.Items {
         var items = self
         items.features = features.trimmed()
         items.summaries = summaries.trimmed()
+        items.partitionCounts = partitionCounts.trimmed()
         items.positions = positions.trimmed()
         items.groups = groups.trimmed()
         return items

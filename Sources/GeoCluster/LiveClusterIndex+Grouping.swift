@@ -155,6 +155,8 @@ extension LiveClusterIndex {
     struct Items: Sendable {
         var features: [ClusterFeature] = []
         var summaries: [LiveSummary] = []
+        /// The summaries' counts by partition (``LiveSummary/partitionRange``).
+        var partitionCounts: [PartitionTotal] = []
         var positions: [SIMD2<Double>] = []
         /// The group each item shows, or is one of the points of.
         var groups: [ItemGroup] = []
@@ -172,8 +174,8 @@ extension LiveClusterIndex {
         mutating func append(_ i: Int, of other: Items) {
             var feature = other.features[i]
             if let k = feature.aggregateIndex {
-                feature.aggregateIndex = summaries.count
-                summaries.append(other.summaries[k])
+                feature.aggregateIndex = LiveSummary.append(other.summaries[k], countsIn: other.partitionCounts,
+                                                            to: &summaries, countsInto: &partitionCounts)
             }
             append(feature, at: other.positions[i], group: other.groups[i])
         }
@@ -212,8 +214,9 @@ extension LiveClusterIndex {
                     if let rect, !rect.contains(positions[i].x, positions[i].y) { continue }
                     var feature = features[i]
                     if let k = feature.aggregateIndex {
-                        feature.aggregateIndex = answer.summaries.count
-                        answer.summaries.append(items.summaries[k])
+                        feature.aggregateIndex = LiveSummary.append(
+                            items.summaries[k], countsIn: items.partitionCounts,
+                            to: &answer.summaries, countsInto: &answer.partitionCounts)
                     }
                     answer.features.append(feature)
                 }
@@ -232,7 +235,7 @@ extension LiveClusterIndex {
                 coordinate: Coordinate(longitude: WebMercator.longitude(x: x), latitude: WebMercator.latitude(y: y)),
                 aggregateIndex: items.summaries.count), at: group.position,
                 group: ItemGroup(x: first.x, y: first.y, mask: group.mask, whole: true))
-            items.summaries.append(summary(group, grid: grid))
+            items.summaries.append(summary(group, grid: grid, countsInto: &items.partitionCounts))
             return
         }
         let cell = grid.cells[group.first]
@@ -255,58 +258,80 @@ extension LiveClusterIndex {
         }
     }
 
-    func summary(_ group: Group, grid: Grid) -> LiveSummary {
-        var combined: [PartitionTotal]
+    /// The summary of a group, its counts by partition appended to `counts` (in place:
+    /// gathered, combined and ordered at the end of that array).
+    func summary(_ group: Group, grid: Grid, countsInto counts: inout [PartitionTotal]) -> LiveSummary {
+        let start = counts.count
         if group.mask == 0 {
             // One cell: its counts are already by partition without repeats.
             let cell = grid.cells[group.first]
-            combined = Array(grid.histogram[cell.histogramStart..<cell.histogramEnd])
+            counts.append(contentsOf: grid.histogram[cell.histogramStart..<cell.histogramEnd])
         } else {
-            var counts: [PartitionTotal] = []
             forEachCell(of: group, in: grid) { m in
                 let cell = grid.cells[m]
                 counts.append(contentsOf: grid.histogram[cell.histogramStart..<cell.histogramEnd])
             }
-            if counts.count > 1 { counts.sort { $0.partition < $1.partition } }
-            combined = []
-            for item in counts {
-                if combined.last?.partition == item.partition {
-                    combined[combined.count - 1].add(item)
-                } else {
-                    combined.append(item)
+            if counts.count - start > 1 {
+                counts.withUnsafeMutableBufferPointer { $0[start...].sort { $0.partition < $1.partition } }
+                // Counts of one partition from several cells made one.
+                var last = start
+                for i in start + 1..<counts.count {
+                    if counts[i].partition == counts[last].partition {
+                        counts[last].add(counts[i])
+                    } else {
+                        last += 1
+                        counts[last] = counts[i]
+                    }
                 }
+                counts.removeLast(counts.count - last - 1)
             }
         }
-        if combined.count > 1 {
-            combined.sort { $0.count != $1.count ? $0.count > $1.count : $0.partition < $1.partition }
+        if counts.count - start > 1 {
+            counts.withUnsafeMutableBufferPointer {
+                $0[start...].sort { $0.count != $1.count ? $0.count > $1.count : $0.partition < $1.partition }
+            }
         }
-        let total = combined.count
-        if let limit = partitionsPerSummary, combined.count > limit {
-            combined = Self.largest(combined, limit)
+        let total = counts.count - start
+        if let limit = partitionsPerSummary, total > limit {
+            Self.keepLargest(&counts, from: start, limit)
         }
         let latest = group.aggregate.latestSlot == UInt32.max ? nil : Int(group.aggregate.latestSlot)
         return LiveSummary(weight: group.aggregate.weight, latestSlot: latest,
                            latestTime: latest == nil ? .min : group.aggregate.latestTime,
                            latestTimeTag: latest == nil ? 0 : group.aggregate.latestTimeTag,
-                           partitionCounts: combined, partitionTotal: total)
+                           partitionRange: start..<counts.count, partitionTotal: total)
     }
 
-    /// Of partition counts in summary order (larger count first, then partition), the
-    /// first `k` and the `k` of largest weight, ties to the earlier, in that order.
-    static func largest(_ sorted: [PartitionTotal], _ k: Int) -> [PartitionTotal] {
-        var byWeight: [Int] = []
-        byWeight.reserveCapacity(k + 1)
-        for i in sorted.indices {
-            let weight = sorted[i].weight
-            guard byWeight.count < k || weight > sorted[byWeight[byWeight.count - 1]].weight else { continue }
-            let at = byWeight.firstIndex { weight > sorted[$0].weight } ?? byWeight.count
-            byWeight.insert(i, at: at)
-            if byWeight.count > k { byWeight.removeLast() }
+    /// Of the partition counts in `counts[start...]`, in summary order (larger count
+    /// first, then partition), keeps the first `k` and the `k` of largest weight, ties to
+    /// the earlier, in that order.
+    static func keepLargest(_ counts: inout [PartitionTotal], from start: Int, _ k: Int) {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: k + 1) { byWeight in
+            var n = 0
+            for i in start..<counts.count {
+                let weight = counts[i].weight
+                guard n < k || weight > counts[byWeight[n - 1]].weight else { continue }
+                var at = n
+                while at > 0, weight > counts[byWeight[at - 1]].weight { at -= 1 }
+                var j = n
+                while j > at {
+                    byWeight[j] = byWeight[j - 1]
+                    j -= 1
+                }
+                byWeight[at] = i
+                n = min(n + 1, k)
+            }
+            var chosen = UnsafeMutableBufferPointer(rebasing: byWeight[..<n])
+            chosen.sort()
+            // The chosen ones beyond the first k, moved down in order (never past where
+            // they were read from).
+            var end = start + k
+            for i in chosen where i >= start + k {
+                counts[end] = counts[i]
+                end += 1
+            }
+            counts.removeLast(counts.count - end)
         }
-        var result = Array(sorted.prefix(k))
-        result.reserveCapacity(2 * k)
-        for i in byWeight.sorted() where i >= k { result.append(sorted[i]) }
-        return result
     }
 
     func pointFeature(_ entry: LeafEntry) -> ClusterFeature {

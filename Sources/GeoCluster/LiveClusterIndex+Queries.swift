@@ -126,8 +126,10 @@ extension LiveClusterIndex {
     }
 
     /// The items of one tile with pixel positions relative to it and a buffer of
-    /// `radius` pixels around it.
-    public func tile(_ address: TileAddress, filter: LiveFilter = .all) throws(GeoClusterError) -> (features: [TileFeature], summaries: [LiveSummary]) {
+    /// `radius` pixels around it; the summaries' counts by partition in `partitionCounts`
+    /// (``LiveSummary/partitionRange``).
+    public func tile(_ address: TileAddress, filter: LiveFilter = .all) throws(GeoClusterError)
+        -> (features: [TileFeature], summaries: [LiveSummary], partitionCounts: [PartitionTotal]) {
         let z = try clampedZoom(Double(address.z))
         let z2 = Double(address.tilesPerAxis)
         let p = options.radiusPixels / Double(options.extent)
@@ -145,7 +147,7 @@ extension LiveClusterIndex {
                                pixelY: Int(RadiusClusterIndex.roundHalfUp(extent * (py * z2 - y))),
                                aggregateIndex: feature.aggregateIndex)
         }
-        return (features, answer.summaries)
+        return (features, answer.summaries, answer.partitionCounts)
     }
 
     /// Number of points that pass `filter`.

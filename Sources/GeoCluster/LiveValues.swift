@@ -71,25 +71,58 @@ public struct LiveFilter: Sendable {
 }
 
 /// What a live cluster knows about its points besides count and position.
-public struct LiveSummary: Sendable, Hashable {
+///
+/// A plain value of 40 bytes: its counts by partition lie in the ``LiveAnswer`` (or kept
+/// items) that holds it, in ``partitionRange`` of its ``LiveAnswer/partitionCounts``, so
+/// that kept groups and answers hold one array of counts rather than one per cluster, and
+/// copying a summary into an answer retains nothing.
+public struct LiveSummary: Sendable {
     /// Sum of the points' weights (individuals).
     public var weight: Int
-    /// Slot of the most recent point (largest time, then largest slot); `nil` when no
-    /// point has a time.
-    public var latestSlot: Int?
     /// That point's ``LivePoint/time`` and ``LivePoint/timeTag`` (`Int64.min` and 0 when
     /// no point has a time): a caller that can write the time from them need not look
     /// the point up, which in a large layer is a read from memory no cache holds.
     public var latestTime: Int64
+    /// Slots are below 2^32 (``LeafEntry``); `UInt32.max` for none.
+    private var storedLatestSlot: UInt32
+    private var countsStart: UInt32
+    private var countsEnd: UInt32
+    private var storedPartitionTotal: UInt32
     public var latestTimeTag: UInt8
-    /// Points per partition, largest count first, then by partition number. In an index
-    /// with ``LiveClusterIndex/partitionsPerSummary`` `k`, only the partitions among the
-    /// first `k` of that order and the `k` of largest weight (of equal weights, the
-    /// earlier in that order): what answers that show the top `k` by either need.
-    public var partitionCounts: [PartitionTotal]
-    /// Partitions with points in the cluster, all of them, whether or not
-    /// ``partitionCounts`` lists them all.
-    public var partitionTotal: Int
+
+    init(weight: Int, latestSlot: Int?, latestTime: Int64, latestTimeTag: UInt8,
+         partitionRange: Range<Int>, partitionTotal: Int) {
+        self.weight = weight
+        self.latestTime = latestTime
+        storedLatestSlot = latestSlot.map { UInt32(truncatingIfNeeded: $0) } ?? .max
+        countsStart = UInt32(truncatingIfNeeded: partitionRange.lowerBound)
+        countsEnd = UInt32(truncatingIfNeeded: partitionRange.upperBound)
+        storedPartitionTotal = UInt32(truncatingIfNeeded: partitionTotal)
+        self.latestTimeTag = latestTimeTag
+    }
+
+    /// Slot of the most recent point (largest time, then largest slot); `nil` when no
+    /// point has a time.
+    public var latestSlot: Int? { storedLatestSlot == .max ? nil : Int(storedLatestSlot) }
+
+    /// Where the summary's points per partition lie in the ``LiveAnswer/partitionCounts``
+    /// of its answer: largest count first, then by partition number. In an index with
+    /// ``LiveClusterIndex/partitionsPerSummary`` `k`, only the partitions among the first
+    /// `k` of that order and the `k` of largest weight (of equal weights, the earlier in
+    /// that order): what answers that show the top `k` by either need.
+    public var partitionRange: Range<Int> { Int(countsStart)..<Int(countsEnd) }
+
+    /// Partitions with points in the cluster, all of them, whether or not the counts in
+    /// ``partitionRange`` list them all.
+    public var partitionTotal: Int { Int(storedPartitionTotal) }
+
+    /// The same summary with its counts at `start` of another array.
+    func moved(to start: Int) -> LiveSummary {
+        var summary = self
+        summary.countsEnd = UInt32(truncatingIfNeeded: start + Int(countsEnd) - Int(countsStart))
+        summary.countsStart = UInt32(truncatingIfNeeded: start)
+        return summary
+    }
 }
 
 /// The points of one partition (a species, a category) in a cluster, and the sum of their
@@ -131,7 +164,28 @@ public struct PartitionTotal: Sendable, Hashable {
 public struct LiveAnswer: Sendable {
     public var features: [ClusterFeature]
     public var summaries: [LiveSummary]
+    /// The counts by partition of all ``summaries``, each summary's in its
+    /// ``LiveSummary/partitionRange``.
+    public var partitionCounts: [PartitionTotal] = []
     /// False when a query with a feature limit stopped once it passed it: `features`
     /// then holds more than the limit but not all of the answer.
     public var isComplete = true
+
+    /// A summary's counts by partition, largest count first.
+    public func partitionCounts(of summary: LiveSummary) -> ArraySlice<PartitionTotal> {
+        partitionCounts[summary.partitionRange]
+    }
+}
+
+extension LiveSummary {
+    /// Appends `summary`, whose counts lie in `counts`, to `summaries`, and its counts to
+    /// `into`; returns its index in `summaries`.
+    @inline(__always)
+    static func append(_ summary: LiveSummary, countsIn counts: [PartitionTotal],
+                       to summaries: inout [LiveSummary], countsInto into: inout [PartitionTotal]) -> Int {
+        let range = summary.partitionRange
+        summaries.append(summary.moved(to: into.count))
+        if !range.isEmpty { into.append(contentsOf: counts[range]) }
+        return summaries.count - 1
+    }
 }

@@ -293,7 +293,8 @@ extension LiveLayer: ClusterLayer {
                          pointSource: { tileProperties(slot: $0) },
                          clusterExtra: { feature in
                              feature.aggregateIndex.map {
-                                 aggregateProperties(tile.summaries[$0], ranking: filter.topBy ?? .sightings)
+                                 aggregateProperties(tile.summaries[$0], counts: tile.partitionCounts[tile.summaries[$0].partitionRange],
+                                                     ranking: filter.topBy ?? .sightings)
                              } ?? JSONObject()
                          })
     }
@@ -301,7 +302,10 @@ extension LiveLayer: ClusterLayer {
     /// One answer's features as a FeatureCollection, clusters with their aggregates.
     func featureCollection(_ answer: LiveAnswer, ranking: SpeciesRanking = .sightings) -> LayerAnswer {
         LayerAnswer(features: answer.features, clusterMembers: { feature, output in
-            if let k = feature.aggregateIndex { encodeAggregateMembers(answer.summaries[k], ranking: ranking, into: &output) }
+            if let k = feature.aggregateIndex {
+                let summary = answer.summaries[k]
+                encodeAggregateMembers(summary, counts: answer.partitionCounts(of: summary), ranking: ranking, into: &output)
+            }
         }, point: { encodePointFeature(slot: $0, into: &$1) })
     }
 }

@@ -83,7 +83,7 @@ public enum SpeciesRanking: String, Sendable, Equatable {
 
     /// The first `n` of a cluster's species (which come by sightings, most first), by
     /// this ranking; equal ranks keep the order by sightings.
-    func top(_ totals: [PartitionTotal], _ n: Int) -> ArraySlice<PartitionTotal> {
+    func top(_ totals: ArraySlice<PartitionTotal>, _ n: Int) -> ArraySlice<PartitionTotal> {
         switch self {
         case .sightings:
             return totals.prefix(n)

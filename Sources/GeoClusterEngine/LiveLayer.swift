@@ -423,16 +423,16 @@ public struct LiveLayer: Sendable {
     }
 
     /// Aggregates of a cluster as an object, for tiles (geojson-vt and vector tiles): the
-    /// members that ``encodeAggregateMembers(_:into:)`` writes for cluster answers. Built
+    /// members that ``encodeAggregateMembers(_:counts:ranking:into:)`` writes for cluster answers. Built
     /// directly rather than read back from that text, which cost live tiles a quarter of
     /// their time; `AnswerEncodingTests` keeps the two equal.
-    func aggregateProperties(_ summary: LiveSummary, ranking: SpeciesRanking) -> JSONObject {
+    func aggregateProperties(_ summary: LiveSummary, counts: ArraySlice<PartitionTotal>, ranking: SpeciesRanking) -> JSONObject {
         var properties = JSONObject()
         switch kind {
         case .sightings:
             properties["individuals"] = .number(Double(summary.weight))
             properties["species_count"] = .number(Double(summary.partitionTotal))
-            properties["top_species"] = .array(ranking.top(summary.partitionCounts, Self.topSpeciesShown).map { item in
+            properties["top_species"] = .array(ranking.top(counts, Self.topSpeciesShown).map { item in
                 var object: JSONObject = ["species": .string(partitionNames[item.partition]),
                                           "count": .number(Double(item.count))]
                 if ranking == .individuals { object["individuals"] = .number(Double(item.weight)) }
@@ -443,7 +443,7 @@ public struct LiveLayer: Sendable {
             }
         case .places:
             var categories = JSONObject()
-            for item in summary.partitionCounts {
+            for item in counts {
                 categories[partitionNames[item.partition]] = .number(Double(item.count))
             }
             properties["categories"] = .object(categories)
@@ -457,13 +457,14 @@ public struct LiveLayer: Sendable {
     /// members each followed by a comma: for sightings `individuals`, `species_count`,
     /// `top_species` (up to 3, most sightings first, or most individuals with their
     /// `individuals`) and `latest_observed_at`; for places `categories` (points per category).
-    func encodeAggregateMembers(_ summary: LiveSummary, ranking: SpeciesRanking, into output: inout [UInt8]) {
+    func encodeAggregateMembers(_ summary: LiveSummary, counts: ArraySlice<PartitionTotal>, ranking: SpeciesRanking,
+                                into output: inout [UInt8]) {
         switch kind {
         case .sightings:
-            encodeSightingAggregates(summary, ranking: ranking, into: &output)
+            encodeSightingAggregates(summary, counts: counts, ranking: ranking, into: &output)
         case .places:
             output.appendASCII(#""categories":{"#)
-            for (k, item) in summary.partitionCounts.enumerated() {
+            for (k, item) in counts.enumerated() {
                 if k > 0 { output.append(UInt8(ascii: ",")) }
                 output += partitionNameText[nameRange(item.partition)]
                 output.append(UInt8(ascii: ":"))
@@ -480,13 +481,13 @@ public struct LiveLayer: Sendable {
         (k == 0 ? 0 : partitionNameEnds[k - 1])..<partitionNameEnds[k]
     }
 
-    /// The sightings members of ``encodeAggregateMembers(_:ranking:into:)``, written to
+    /// The sightings members of ``encodeAggregateMembers(_:counts:ranking:into:)``, written to
     /// scratch memory and appended in one copy: a view at 10M sightings writes a thousand
     /// clusters, and appending each literal, name and number to the answer apart took
     /// most of the time these members cost.
-    private func encodeSightingAggregates(_ summary: LiveSummary, ranking: SpeciesRanking,
-                                          into output: inout [UInt8]) {
-        let top = ranking.top(summary.partitionCounts, Self.topSpeciesShown)
+    private func encodeSightingAggregates(_ summary: LiveSummary, counts: ArraySlice<PartitionTotal>,
+                                          ranking: SpeciesRanking, into output: inout [UInt8]) {
+        let top = ranking.top(counts, Self.topSpeciesShown)
         // Literals: 49 bytes, 37 per species, 22 for the latest time's name and comma.
         var room = 49 + 22 + Timestamp.maxJSONLength + 2 * JSONValue.maxNumberBytes
         for item in top { room += 37 + 2 * JSONValue.maxNumberBytes + nameRange(item.partition).count }

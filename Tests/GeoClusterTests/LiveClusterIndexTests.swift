@@ -79,7 +79,7 @@ struct LiveClusterIndexTests {
             let grid = model.grid(zoom: zoom, filter: filter, index: index)
             let groups = index.group(grid, zoom: zoom)
             let answer = try index.clusters(in: .world, zoom: Double(zoom), filter: filter)
-            var expectedClusters: [Int: (count: Int, x: Double, y: Double, summary: LiveSummary)] = [:]
+            var expectedClusters: [Int: (count: Int, x: Double, y: Double, summary: SummaryValue)] = [:]
             var expectedPoints = Set<Int>()
             for group in groups {
                 var members: [(x: UInt32, y: UInt32)] = []
@@ -88,7 +88,7 @@ struct LiveClusterIndexTests {
                     let first = grid.cells[group.first]
                     let id = index.clusterID(zoom: zoom, x: first.x, y: first.y, mask: group.mask)
                     expectedClusters[id] = (group.aggregate.count, group.aggregate.x, group.aggregate.y,
-                                            index.summary(group, grid: grid))
+                                            index.summaryValue(group, grid: grid))
                 } else {
                     expectedPoints.formUnion(model.slots(zoom: zoom, cells: members, filter: filter, grid: options.grid))
                 }
@@ -108,7 +108,7 @@ struct LiveClusterIndexTests {
                     #expect(count == expected.count)
                     #expect(abs(WebMercator.x(longitude: feature.coordinate.longitude) - expected.x) < 1e-9)
                     #expect(abs(WebMercator.y(latitude: feature.coordinate.latitude) - expected.y) < 1e-9)
-                    #expect(answer.summaries[feature.aggregateIndex!] == expected.summary)
+                    #expect(answer.summaryValue(feature.aggregateIndex!) == expected.summary)
                     if let latest = expected.summary.latestSlot, let point = model.points[latest] {
                         #expect(expected.summary.latestTime == point.time && expected.summary.latestTimeTag == point.timeTag)
                     } else {
@@ -206,6 +206,45 @@ struct LiveClusterIndexTests {
         #expect(total.count == Int(UInt32.max) && total.weight == 1 << 40 + 1)
         total.add(total)
         #expect(total.count == Int(UInt32.max), "a count past 2^32 stays at the largest rather than wrapping")
+    }
+
+    /// A summary is a plain value: its counts lie in its answer, so that copying it
+    /// retains nothing and kept groups hold one array of counts, not one per cluster.
+    @Test func aSummaryIsFortyBytesAndKeepsItsValues() {
+        #expect(MemoryLayout<LiveSummary>.stride == 40)
+        #expect(_isPOD(LiveSummary.self))
+        let summary = LiveSummary(weight: 1 << 40, latestSlot: Int(UInt32.max) - 1, latestTime: -5, latestTimeTag: 255,
+                                  partitionRange: 7..<10, partitionTotal: LiveClusterIndex.maxPartitions)
+        #expect(summary.weight == 1 << 40 && summary.latestSlot == Int(UInt32.max) - 1)
+        #expect(summary.latestTime == -5 && summary.latestTimeTag == 255)
+        #expect(summary.partitionRange == 7..<10 && summary.partitionTotal == LiveClusterIndex.maxPartitions)
+        let moved = summary.moved(to: 100)
+        #expect(moved.partitionRange == 100..<103 && moved.weight == summary.weight && moved.latestSlot == summary.latestSlot)
+        let none = LiveSummary(weight: 0, latestSlot: nil, latestTime: .min, latestTimeTag: 0,
+                               partitionRange: 0..<0, partitionTotal: 0)
+        #expect(none.latestSlot == nil && none.partitionRange.isEmpty)
+    }
+
+    /// Keeping the first `k` counts and the `k` of largest weight (ties to the earlier)
+    /// in place, after counts of other summaries, as a fresh selection would.
+    @Test func theLargestCountsAreKeptInPlace() {
+        var random = SeededRandom(seed: 33)
+        for trial in 0..<300 {
+            let k = 1 + Int(random.next() % 4)
+            let before = (0..<Int(random.next() % 5)).map { PartitionTotal(partition: 1_000 + $0, count: 1, weight: 1) }
+            var sorted = (0..<Int(random.next() % 14)).map {
+                PartitionTotal(partition: $0, count: 1 + Int(random.next() % 5), weight: Int(random.next() % 6))
+            }
+            sorted.sort { $0.count != $1.count ? $0.count > $1.count : $0.partition < $1.partition }
+            // The selection written plainly: the first k, then the k heaviest (stable) not among them, in order.
+            let heaviest = sorted.indices.sorted { (sorted[$0].weight, -$0) > (sorted[$1].weight, -$1) }.prefix(k)
+            let expected = sorted.count <= k ? sorted
+                : Array(sorted.prefix(k)) + heaviest.sorted().filter { $0 >= k }.map { sorted[$0] }
+            var counts = before + sorted
+            if sorted.count > k { LiveClusterIndex.keepLargest(&counts, from: before.count, k) }
+            #expect(Array(counts.prefix(before.count)) == before, "trial \(trial)")
+            #expect(Array(counts.dropFirst(before.count)) == expected, "trial \(trial), k \(k)")
+        }
     }
 
     @Test func removingEverythingLeavesAnEmptyIndex() throws {
@@ -388,11 +427,11 @@ extension LiveClusterIndexTests {
                     let x = try a.clusters(in: box, zoom: Double(zoom), filter: filter)
                     let y = try b.clusters(in: box, zoom: Double(zoom), filter: filter)
                     #expect(x.features == y.features, "zoom \(zoom), box \(i)")
-                    #expect(x.summaries == y.summaries, "zoom \(zoom), box \(i)")
+                    #expect(x.summaryValues == y.summaryValues, "zoom \(zoom), box \(i)")
                     guard i == 0 else { continue }
                     for id in x.features.compactMap(\.clusterID) {
                         let cx = try a.children(of: id, filter: filter), cy = try b.children(of: id, filter: filter)
-                        #expect(cx.features == cy.features && cx.summaries == cy.summaries, "children of \(id)")
+                        #expect(cx.features == cy.features && cx.summaryValues == cy.summaryValues, "children of \(id)")
                         #expect(try a.expansionZoom(of: id, filter: filter) == b.expansionZoom(of: id, filter: filter))
                         for (limit, offset) in [(3, 0), (3, 2), (1, 5), (10_000, 0)] {
                             #expect(try a.leaves(of: id, limit: limit, offset: offset, filter: filter)
@@ -408,7 +447,9 @@ extension LiveClusterIndexTests {
                 for tile in tiles {
                     let address = try TileAddress(z: zoom, x: tile.x, y: tile.y)
                     let x = try a.tile(address, filter: filter), y = try b.tile(address, filter: filter)
-                    #expect(x.features == y.features && x.summaries == y.summaries, "tile \(address)")
+                    #expect(x.features == y.features, "tile \(address)")
+                    #expect(x.summaries.map { SummaryValue($0, countsIn: x.partitionCounts) }
+                            == y.summaries.map { SummaryValue($0, countsIn: y.partitionCounts) }, "tile \(address)")
                 }
             }
             for center in [seoul, Coordinate(longitude: 180, latitude: 0), Coordinate(longitude: 0, latitude: 90)] {
@@ -487,7 +528,7 @@ extension LiveClusterIndexTests {
                 answer.features.map { feature in
                     var plain = feature
                     plain.aggregateIndex = nil
-                    return "\(plain) \(feature.aggregateIndex.map { String(describing: answer.summaries[$0]) } ?? "")"
+                    return "\(plain) \(feature.aggregateIndex.map { String(describing: answer.summaryValue($0)) } ?? "")"
                 }.sorted()
             }
             let seoul = try BoundingBox(west: 126.6, south: 37.2, east: 127.3, north: 37.9)
@@ -616,7 +657,7 @@ extension LiveClusterIndexTests {
             #expect(a.features == b.features, "zoom \(zoom)")
             for (x, y) in zip(a.features, b.features) {
                 guard let i = x.aggregateIndex, let j = y.aggregateIndex else { continue }
-                let all = a.summaries[i].partitionCounts, kept = b.summaries[j].partitionCounts
+                let all = a.summaryValue(i).partitionCounts, kept = b.summaryValue(j).partitionCounts
                 #expect(b.summaries[j].partitionTotal == all.count && a.summaries[i].partitionTotal == all.count)
                 #expect(kept.count <= 6 && kept.count >= min(3, all.count))
                 #expect(Array(kept.prefix(3)) == Array(all.prefix(3)))

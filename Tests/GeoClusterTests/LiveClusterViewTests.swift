@@ -13,13 +13,13 @@ struct LiveClusterViewTests {
     struct Item: Hashable {
         var kind: ClusterFeature.Kind
         var coordinate: Coordinate
-        var summary: LiveSummary?
+        var summary: SummaryValue?
     }
 
     static func items(_ answer: LiveAnswer) -> [Item] {
         answer.features.map { feature in
             Item(kind: feature.kind, coordinate: feature.coordinate,
-                 summary: feature.aggregateIndex.map { answer.summaries[$0] })
+                 summary: feature.aggregateIndex.map { answer.summaryValue($0) })
         }
     }
 
@@ -259,7 +259,7 @@ struct LiveClusterViewTests {
         let items = block.items
         return block.range.map { i in
             let feature = items.features[i], group = items.groups[i]
-            let summary = feature.aggregateIndex.map { items.summaries[$0] }
+            let summary = feature.aggregateIndex.map { items.summaryValue($0) }
             return "\(feature.kind) \(feature.coordinate) \(String(describing: summary)) \(items.positions[i]) "
                 + "\(group.x) \(group.y) \(group.mask) \(group.whole) \(block.edges.contains(i))"
         } + ["edges \(block.edges.count)"]
