@@ -153,7 +153,7 @@ extension LiveClusterIndex {
     /// Items of an answer with their projected positions, before they are kept to a rect;
     /// a feature's `aggregateIndex` points into `summaries`.
     struct Items: Sendable {
-        var features: [ClusterFeature] = []
+        var features: [KeptFeature] = []
         var summaries: [LiveSummary] = []
         /// The summaries' counts by partition (``LiveSummary/partitionRange``).
         var partitionCounts: [PartitionTotal] = []
@@ -181,10 +181,53 @@ extension LiveClusterIndex {
         }
 
         mutating func append(_ feature: ClusterFeature, at position: SIMD2<Double>, group: ItemGroup = ItemGroup()) {
+            append(KeptFeature(feature), at: position, group: group)
+        }
+
+        mutating func append(_ feature: KeptFeature, at position: SIMD2<Double>, group: ItemGroup) {
             features.append(feature)
             positions.append(position)
             groups.append(group)
         }
+    }
+
+    /// A ``ClusterFeature`` as items keep it: 32 bytes where the public type takes 56 (its
+    /// kind's two words and tag, and an optional index). Kept groups hold millions of
+    /// items; answers get the public type back (``feature``).
+    struct KeptFeature: Sendable, Equatable {
+        /// A cluster's id, or a point's slot.
+        private var code: Int
+        var coordinate: Coordinate
+        /// A cluster's point count (a slot and so a count are below 2^32); 0 for a point.
+        private var count: UInt32
+        /// The aggregate index, -1 for none.
+        private var aggregate: Int32
+
+        init(_ feature: ClusterFeature) {
+            switch feature.kind {
+            case let .point(index):
+                code = index
+                count = 0
+            case let .cluster(id, pointCount):
+                code = id
+                count = UInt32(clamping: max(1, pointCount))
+            }
+            coordinate = feature.coordinate
+            aggregate = feature.aggregateIndex.map { Int32(truncatingIfNeeded: $0) } ?? -1
+        }
+
+        var feature: ClusterFeature { ClusterFeature(kind: kind, coordinate: coordinate, aggregateIndex: aggregateIndex) }
+
+        var kind: ClusterFeature.Kind { count == 0 ? .point(index: code) : .cluster(id: code, pointCount: Int(count)) }
+
+        var aggregateIndex: Int? {
+            get { aggregate < 0 ? nil : Int(aggregate) }
+            set { aggregate = newValue.map { Int32(truncatingIfNeeded: $0) } ?? -1 }
+        }
+
+        var pointCount: Int { count == 0 ? 1 : Int(count) }
+
+        var clusterID: Int? { count == 0 ? nil : code }
     }
 
     /// The cells of an item's group (its first cell and neighbour mask), and whether the
@@ -212,7 +255,7 @@ extension LiveClusterIndex {
             items.positions.withUnsafeBufferPointer { positions in
                 for i in range {
                     if let rect, !rect.contains(positions[i].x, positions[i].y) { continue }
-                    var feature = features[i]
+                    var feature = features[i].feature
                     if let k = feature.aggregateIndex {
                         feature.aggregateIndex = LiveSummary.append(
                             items.summaries[k], countsIn: items.partitionCounts,

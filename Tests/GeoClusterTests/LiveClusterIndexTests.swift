@@ -225,6 +225,29 @@ struct LiveClusterIndexTests {
         #expect(none.latestSlot == nil && none.partitionRange.isEmpty)
     }
 
+    /// Items keep their features in 32 bytes and give back the feature they were given.
+    @Test func aKeptFeatureIsThirtyTwoBytesAndGivesBackItsFeature() {
+        #expect(MemoryLayout<LiveClusterIndex.KeptFeature>.stride == 32)
+        let place = Coordinate(longitude: 126.97, latitude: 37.55)
+        let features = [
+            ClusterFeature(kind: .point(index: 0), coordinate: place),
+            ClusterFeature(kind: .point(index: Int(UInt32.max) - 1), coordinate: place, aggregateIndex: 3),
+            ClusterFeature(kind: .cluster(id: Int.max, pointCount: 2), coordinate: place, aggregateIndex: 0),
+            ClusterFeature(kind: .cluster(id: -5, pointCount: Int(UInt32.max)), coordinate: place),
+            ClusterFeature(kind: .cluster(id: 7, pointCount: 1), coordinate: place, aggregateIndex: Int(Int32.max)),
+        ]
+        for feature in features {
+            let kept = LiveClusterIndex.KeptFeature(feature)
+            #expect(kept.feature == feature)
+            #expect(kept.pointCount == feature.pointCount && kept.clusterID == feature.clusterID)
+            var moved = kept
+            moved.aggregateIndex = 12
+            #expect(moved.feature.aggregateIndex == 12 && moved.kind == feature.kind)
+            moved.aggregateIndex = nil
+            #expect(moved.aggregateIndex == nil)
+        }
+    }
+
     /// Keeping the first `k` counts and the `k` of largest weight (ties to the earlier)
     /// in place, after counts of other summaries, as a fresh selection would.
     @Test func theLargestCountsAreKeptInPlace() {
