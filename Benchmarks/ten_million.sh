@@ -8,9 +8,11 @@
 #   Benchmarks/ten_million.sh --counts 10000000 --duration 60s
 #   Benchmarks/ten_million.sh --counts 200000 --duration 5s --warmup 2s    # a quick look
 #   Benchmarks/ten_million.sh --counts 10000000 --by-zoom       # and one client's views zoom by zoom
+#   Benchmarks/ten_million.sh --counts 10000000 --names korean  # Korean species names, observers
 #
 # For each count it writes the points as sightings (Benchmarks/write_sightings.py: 200
-# species, counts 1-5, one month of observation times) to a GeoJSON file, starts
+# species, counts 1-5, one month of observation times; with --names korean, Korean species
+# names, 60 of the 200 longer than 15 bytes, and a UUID observer_id) to a GeoJSON file, starts
 # `geo-cluster serve --layer-file sightings:korea=FILE --answer-cache-mb 0` (so every
 # request is computed), and reports:
 # - ready: seconds from start until /readyz answers, the CPU seconds spent by then, and
@@ -44,6 +46,7 @@ batch=100
 port=8091
 binary=.build/release/geo-cluster
 by_zoom=""
+names=plain
 while [ $# -gt 0 ]; do
     case "$1" in
         --counts) counts=${2//,/ }; shift 2 ;;
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
         --port) port=$2; shift 2 ;;
         --server) binary=$2; shift 2 ;;
         --by-zoom) by_zoom=1; shift ;;
+        --names) names=$2; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -107,7 +111,7 @@ for count in $counts; do
     echo "== $count points"
     Benchmarks/.build/release/bench-radius points --distribution korea --count "$count" \
         --points "$work/points.f64" --viewports "$work/viewports.f64" > /dev/null
-    python3 Benchmarks/write_sightings.py "$work"
+    python3 Benchmarks/write_sightings.py "$work" --names "$names"
     echo "  layer file: $(du -m "$work/birds.geojson" | cut -f1) MB"
     started=$(date +%s.%N)
     "$binary" serve --layer-file "sightings:korea=$work/birds.geojson" --port "$port" \

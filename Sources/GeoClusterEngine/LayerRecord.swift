@@ -82,7 +82,10 @@ public struct LayerRecord: Sendable, Equatable {
     /// Who recorded a sighting: the `observer_id` of its properties, `nil` when it has
     /// none. Kept apart from the feature's text, since `observer` filters and ownership
     /// checks read it for many records.
-    public let observerID: String?
+    public var observerID: String? { observer.text }
+    /// ``observerID`` as a number of the process's table of names: 4 bytes in each record
+    /// where a string (36 characters for a UUID) was an allocation of its own.
+    let observer: SharedName
     /// For a record that answers show otherwise than written (at a generalised position,
     /// ``generalized()``, or without its note, ``withholdingNote()``), its feature as
     /// written, which only its owner and admin keys are given; `nil` otherwise.
@@ -151,7 +154,7 @@ public struct LayerRecord: Sendable, Equatable {
             let properties = try reader.optionalObject(object["properties"], field: "properties")
             fields = try reader.fields(kind, from: properties ?? JSONObject())
             texts = .shown(FeatureText(text ?? Self.text(json)))
-            (observerID, hasNote) = Self.ownerMembers(of: properties)
+            (observer, hasNote) = Self.ownerMembers(of: properties)
         } else {
             let id = try reader.id(object["id"], kind: kind)
             idKey = id.key
@@ -164,14 +167,14 @@ public struct LayerRecord: Sendable, Equatable {
             let freeForm = try reader.optionalObject(object["properties"], field: "properties")
             let feature = try reader.feature(flat: object, kindFields: kindFields, freeForm: freeForm, id: id.value)
             texts = .shown(FeatureText(Self.text(feature)))
-            (observerID, hasNote) = Self.ownerMembers(of: feature["properties"]?.objectValue)
+            (observer, hasNote) = Self.ownerMembers(of: feature["properties"]?.objectValue)
         }
     }
 
     /// The `observer_id` (a string) and whether there is a `note`, of a feature's properties.
-    private static func ownerMembers(of properties: JSONObject?) -> (observerID: String?, hasNote: Bool) {
-        guard let properties else { return (nil, false) }
-        return (properties["observer_id"]?.stringValue, properties["note"] != nil)
+    private static func ownerMembers(of properties: JSONObject?) -> (observer: SharedName, hasNote: Bool) {
+        guard let properties else { return (.none, false) }
+        return (SharedName(properties["observer_id"]?.stringValue), properties["note"] != nil)
     }
 
     /// The feature's text in an array of its exact size: written into scratch space first,
@@ -472,7 +475,7 @@ extension LayerRecord {
         self.fields = fields
         let shown = FeatureText(featureText)
         texts = writtenText.map { .shownAndWritten(ShownAndWrittenText(shown: shown, written: $0)) } ?? .shown(shown)
-        self.observerID = observerID
+        observer = SharedName(observerID)
         self.hasNote = hasNote
     }
 }

@@ -393,8 +393,9 @@ public struct LiveLayer: Sendable {
             }
         }
         if let observer = filter.observer {
-            let records = self.records
-            result.predicate = { slot in records[slot]?.observerID == observer }
+            // By number: a name no record was given matches none.
+            let records = self.records, number = SharedName.existing(observer)
+            result.predicate = { slot in number != nil && records[slot]?.observer == number }
         }
         return result
     }

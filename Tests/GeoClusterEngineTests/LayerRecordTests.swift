@@ -42,7 +42,7 @@ struct LayerRecordTests {
     @Test func recordsKeepTheirSizes() {
         #expect(MemoryLayout<Timestamp>.size == 20)
         #expect(MemoryLayout<RecordFields>.size <= 45)
-        #expect(MemoryLayout<LayerRecord>.stride <= 104)
+        #expect(MemoryLayout<LayerRecord>.stride <= 96)
         #expect(MemoryLayout<LayerRecord?>.stride == MemoryLayout<LayerRecord>.stride)
     }
 

@@ -1,0 +1,90 @@
+import Synchronization
+
+/// A name that many records repeat (who recorded a sighting), kept once for the process:
+/// a record holds its number, 4 bytes, where a Swift string longer than 15 bytes (a UUID,
+/// most names in Hangul) is an allocation of its own, 64–80 bytes, in every record.
+///
+/// Numbers are given in the order names are first seen and never taken back: a name
+/// stays in the table after the last record that held it is gone. The table is bounded by
+/// the distinct names ever written, which memory bounds first (at 2^32 names the table
+/// alone would take hundreds of gigabytes).
+struct SharedName: Sendable, Hashable {
+    /// 0 for no name; otherwise (index in its shard) * shardCount + shard + 1.
+    private let number: UInt32
+
+    static let none = SharedName(number: 0)
+
+    private init(number: UInt32) { self.number = number }
+
+    /// The number of `text`, given it if it has none yet.
+    init(_ text: String) {
+        self = SharedNameTable.shared.number(of: text, adding: true) ?? .none
+    }
+
+    /// `nil` for `nil`.
+    init(_ text: String?) {
+        self = text.map { SharedName($0) } ?? .none
+    }
+
+    /// The number of `text` when some record was given it, `nil` otherwise (no record
+    /// holds that name): for filters, which add nothing to the table.
+    static func existing(_ text: String) -> SharedName? {
+        SharedNameTable.shared.number(of: text, adding: false)
+    }
+
+    /// The name, `nil` for ``none``.
+    var text: String? {
+        number == 0 ? nil : SharedNameTable.shared.name(number)
+    }
+
+    fileprivate static func make(_ number: UInt32) -> SharedName { SharedName(number: number) }
+}
+
+/// The names of ``SharedName``, in shards behind locks of their own, so that the threads
+/// that read a file at once seldom wait on each other.
+private final class SharedNameTable: Sendable {
+    static let shared = SharedNameTable()
+
+    static let shardCount = 16
+
+    private struct Names {
+        var numbers: [String: UInt32] = [:]
+        var names: [String] = []
+    }
+
+    private final class Shard: Sendable {
+        let names = Mutex(Names())
+    }
+
+    private let shards = (0..<SharedNameTable.shardCount).map { _ in Shard() }
+
+    func number(of text: String, adding: Bool) -> SharedName? {
+        let shard = Self.shard(of: text)
+        return shards[shard].names.withLock { table -> SharedName? in
+            if let number = table.numbers[text] { return .make(number) }
+            guard adding else { return nil }
+            let number = UInt32(truncatingIfNeeded: table.names.count * Self.shardCount + shard + 1)
+            table.names.append(text)
+            table.numbers[text] = number
+            return .make(number)
+        }
+    }
+
+    /// A name's shard from its length and last bytes (where ids made of a common prefix
+    /// and a counter or random digits differ): the table's dictionary hashes the whole
+    /// name again, and hashing it twice cost the file's start a tenth more CPU.
+    private static func shard(of text: String) -> Int {
+        var text = text
+        return text.withUTF8 { bytes in
+            var h = UInt(bytes.count)
+            for byte in bytes.suffix(4) { h = h &* 31 &+ UInt(byte) }
+            return Int(h % UInt(shardCount))
+        }
+    }
+
+    func name(_ number: UInt32) -> String? {
+        let code = Int(number) - 1
+        let shard = code % Self.shardCount, index = code / Self.shardCount
+        return shards[shard].names.withLock { table in index < table.names.count ? table.names[index] : nil }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@testable import GeoClusterEngine
+
+/// Names kept once for the process: the same name is one number wherever it is given,
+/// and gives back its text.
+@Suite struct SharedNameTests {
+    @Test func aNameIsOneNumberAndGivesBackItsText() {
+        let run = UUID().uuidString
+        let names = ["u1", "", "흰뺨검둥오리 \(run)", "\(run)", "\(run)-0123456789abcdef0123456789"]
+        let numbers = names.map { SharedName($0) }
+        #expect(Set(numbers).count == names.count)
+        for (name, number) in zip(names, numbers) {
+            #expect(number.text == name)
+            #expect(SharedName(name) == number)
+            #expect(SharedName.existing(name) == number)
+            #expect(number != .none)
+        }
+        #expect(SharedName(nil as String?) == .none && SharedName.none.text == nil)
+        #expect(SharedName.existing("never given \(run)") == nil)
+        #expect(SharedName.existing("never given \(run)") == nil, "looking a name up does not add it")
+    }
+
+    /// Many threads giving the same names at once, each in an order of its own, get the
+    /// same number for each name.
+    @Test func namesGivenAtOnceGetOneNumberEach() async {
+        let run = UUID().uuidString
+        let names = (0..<500).map { "observer \($0) of \(run)" }
+        let seen = await withTaskGroup(of: [String: SharedName].self) { group in
+            for _ in 0..<8 {
+                group.addTask { Dictionary(uniqueKeysWithValues: names.shuffled().map { ($0, SharedName($0)) }) }
+            }
+            var all: [[String: SharedName]] = []
+            for await numbers in group { all.append(numbers) }
+            return all
+        }
+        for numbers in seen { #expect(numbers == seen[0]) }
+        #expect(Set(seen[0].values).count == names.count)
+        #expect(seen[0].allSatisfy { $0.key == $0.value.text })
+    }
+}
