@@ -14,7 +14,8 @@ public enum RecordFields: Sendable, Equatable {
     /// recorded it (``LayerRecord/observerID``), set from the writer's key when keys are on.
     /// A `note` among its free-form properties is the observer's own, which answers
     /// withhold (``withholdingNote()``).
-    case sighting(species: String, count: Int, observedAt: Timestamp)
+    /// The species is kept as a ``RecordName`` (`.text` gives the name).
+    case sighting(species: RecordName, count: Int, observedAt: Timestamp)
     /// `name` and `category` non-empty; `dwell_minutes` optional, 0...1440 (one day).
     case place(name: String, category: String, dwellMinutes: Double?)
     /// `name` non-empty; `lines` at least one non-empty string, in the order given.
@@ -313,7 +314,7 @@ struct RecordReader {
                     throw error("observer_id", "must be a non-empty string of at most \(LayerRecord.maxObserverIDLength) characters, got \(describe(value))")
                 }
             }
-            return .sighting(species: species, count: count, observedAt: observedAt)
+            return .sighting(species: RecordName(species), count: count, observedAt: observedAt)
         case .places:
             let name = try nonEmptyString(object, "name")
             let category = try nonEmptyString(object, "category")

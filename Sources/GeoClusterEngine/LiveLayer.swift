@@ -23,6 +23,8 @@ public struct LiveLayer: Sendable {
     private(set) var partitionNameText: [UInt8] = []
     private(set) var partitionNameEnds: [Int] = []
     private(set) var partitionNumbers: [String: Int] = [:]
+    /// The same numbers by the names as records keep them.
+    private var partitionsByName: [RecordName: Int] = [:]
     /// Slots freed by deletes, reused by inserts.
     private var freeSlots: [Int] = []
     /// Incremented by every applied write batch.
@@ -37,6 +39,8 @@ public struct LiveLayer: Sendable {
     /// (``LayerRecord/generalized()``) in every answer: clusters, leaves, tiles, nearby,
     /// records read by id.
     public let sensitiveSpecies: Set<String>
+    /// ``sensitiveSpecies`` as records name them.
+    private let sensitiveNames: Set<RecordName>
     /// Wall-clock seconds that checking the initial records and building the index over
     /// them took (0 for a layer created empty). Writes after that do not change it.
     public private(set) var buildSeconds = 0.0
@@ -46,6 +50,7 @@ public struct LiveLayer: Sendable {
         self.name = name
         self.kind = kind
         self.sensitiveSpecies = sensitiveSpecies
+        sensitiveNames = Set(sensitiveSpecies.map { RecordName($0) })
         do {
             // Sightings and places count and filter by species or category: a tree per
             // partition pays for itself there.
@@ -74,7 +79,7 @@ public struct LiveLayer: Sendable {
         try self.init(name: name, kind: kind, options: options, sensitiveSpecies: sensitiveSpecies)
         let start = ContinuousClock.now
         let parts = BuiltParts(layer: self)
-        let sensitive = sensitiveSpecies
+        let sensitive = sensitiveNames
         // Six steps on the cores there are: checking the points of each half of the
         // records, then sorting them for the index; the id map with the table of records;
         // then the combined tree and the trees per partition, which need the sorted
@@ -174,15 +179,15 @@ public struct LiveLayer: Sendable {
     /// at the first position refused.
     struct CheckedPoints: Sendable {
         var points: [LivePoint] = []
-        var partitionNames: [String] = []
+        var partitionNames: [RecordName] = []
         var refused: (slot: Int, error: GeoClusterError)?
     }
 
     private static func checkedPoints(_ records: RecordBatches, _ slots: Range<Int>,
-                                      sensitiveSpecies: Set<String>) -> CheckedPoints {
+                                      sensitiveSpecies: Set<RecordName>) -> CheckedPoints {
         var checked = CheckedPoints()
         checked.points.reserveCapacity(slots.count)
-        var numbers: [String: Int] = [:]
+        var numbers: [RecordName: Int] = [:]
         for slot in slots {
             let given = records[slot]
             let point = shownPoint(given, sensitiveSpecies: sensitiveSpecies) { name in
@@ -283,16 +288,16 @@ public struct LiveLayer: Sendable {
     /// The record as answers show it: generalised when its species is sensitive, without
     /// its note.
     private func shown(_ record: LayerRecord) -> LayerRecord {
-        Self.shown(record, sensitiveSpecies: sensitiveSpecies)
+        Self.shown(record, sensitiveSpecies: sensitiveNames)
     }
 
     /// Whether ``shown(_:sensitiveSpecies:)`` gives `record` back unchanged.
-    private static func isShownAsIs(_ record: LayerRecord, sensitiveSpecies: Set<String>) -> Bool {
+    private static func isShownAsIs(_ record: LayerRecord, sensitiveSpecies: Set<RecordName>) -> Bool {
         guard case let .sighting(species, _, _) = record.fields else { return true }
         return !record.hasNote && !sensitiveSpecies.contains(species)
     }
 
-    private static func shown(_ record: LayerRecord, sensitiveSpecies: Set<String>) -> LayerRecord {
+    private static func shown(_ record: LayerRecord, sensitiveSpecies: Set<RecordName>) -> LayerRecord {
         guard case let .sighting(species, _, _) = record.fields else { return record }
         return (sensitiveSpecies.contains(species) ? record.generalized() : record).withholdingNote()
     }
@@ -313,14 +318,14 @@ public struct LiveLayer: Sendable {
     }
 
     /// The point of `record`, its species' or category's partition numbered by `partition`.
-    private static func livePoint(_ record: LayerRecord, partition: (String) -> Int) -> LivePoint {
+    private static func livePoint(_ record: LayerRecord, partition: (RecordName) -> Int) -> LivePoint {
         switch record.fields {
         case let .sighting(species, count, observedAt):
             return LivePoint(coordinate: record.coordinate, partition: partition(species), weight: count,
                              time: observedAt.epochSeconds, timeTag: observedAt.offsetTag, day: observedAt.localDay,
                              month: observedAt.localMonth)
         case let .place(_, category, _):
-            return LivePoint(coordinate: record.coordinate, partition: partition(category))
+            return LivePoint(coordinate: record.coordinate, partition: partition(RecordName(category)))
         case .station, .point:
             return LivePoint(coordinate: record.coordinate)
         }
@@ -328,8 +333,8 @@ public struct LiveLayer: Sendable {
 
     /// The point of the record as shown (``shown(_:)``), without building the shown
     /// record: of what the index reads, only a sensitive sighting's position differs.
-    private static func shownPoint(_ record: LayerRecord, sensitiveSpecies: Set<String>,
-                                   partition: (String) -> Int) -> LivePoint {
+    private static func shownPoint(_ record: LayerRecord, sensitiveSpecies: Set<RecordName>,
+                                   partition: (RecordName) -> Int) -> LivePoint {
         var point = livePoint(record, partition: partition)
         if case let .sighting(species, _, _) = record.fields, sensitiveSpecies.contains(species) {
             point.coordinate = LayerRecord.generalized(record.coordinate)
@@ -337,13 +342,15 @@ public struct LiveLayer: Sendable {
         return point
     }
 
-    private mutating func partition(_ name: String) -> Int {
-        if let number = partitionNumbers[name] { return number }
+    private mutating func partition(_ recordName: RecordName) -> Int {
+        if let number = partitionsByName[recordName] { return number }
+        let name = recordName.text
         let number = partitionNames.count
         partitionNames.append(name)
         JSONValue.encodeString(name, into: &partitionNameText)
         partitionNameEnds.append(partitionNameText.count)
         partitionNumbers[name] = number
+        partitionsByName[recordName] = number
         return number
     }
 

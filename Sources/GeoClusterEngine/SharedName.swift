@@ -88,3 +88,19 @@ private final class SharedNameTable: Sendable {
         return shards[shard].names.withLock { table in index < table.names.count ? table.names[index] : nil }
     }
 }
+
+/// A name that many records share (a sighting's species), as a record keeps it: a number
+/// of the process's table of names (``SharedName``), 4 bytes where a Swift string takes
+/// 16 and, past 15 bytes (five Hangul syllables), an allocation of its own in every
+/// record. Equal when the names are.
+public struct RecordName: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    let shared: SharedName
+
+    public init(_ text: String) { shared = SharedName(text) }
+
+    public init(stringLiteral text: String) { self.init(text) }
+
+    public var text: String { shared.text ?? "" }
+
+    public var description: String { text }
+}

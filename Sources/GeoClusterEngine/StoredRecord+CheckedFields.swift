@@ -71,7 +71,7 @@ enum CheckedFields {
         switch record.fields {
         case let .sighting(species, count, observedAt):
             append(UInt64(truncatingIfNeeded: count), to: &bytes)
-            append(species, to: &bytes)
+            append(species.text, to: &bytes)
             if let time {
                 append(time.epochSeconds, to: &bytes)
                 append(time.offsetMinutes, to: &bytes)
@@ -136,7 +136,7 @@ enum CheckedFields {
                     else { return nil }
                     observedAt = time
                 }
-                recordFields = .sighting(species: species, count: Int(count), observedAt: observedAt)
+                recordFields = .sighting(species: RecordName(species), count: Int(count), observedAt: observedAt)
             case .places:
                 guard let name = reader.string(), !name.isEmpty,
                       let category = reader.string(), !category.isEmpty else { return nil }

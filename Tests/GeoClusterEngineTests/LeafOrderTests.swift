@@ -65,7 +65,7 @@ struct LeafOrderTests {
                 for slot in 0..<layer.records.count {
                     guard let record = layer.record(atSlot: slot), Self.inside(record.coordinate, bbox) else { continue }
                     guard case let .sighting(species, _, observedAt) = record.fields else { continue }
-                    if let names = filter.species, !names.contains(species) { continue }
+                    if let names = filter.species, !names.contains(species.text) { continue }
                     if let months = filter.months, !months.contains(observedAt.localMonth) { continue }
                     expected.insert(record.idKey)
                 }

@@ -21,6 +21,26 @@ import Testing
         #expect(SharedName.existing("never given \(run)") == nil, "looking a name up does not add it")
     }
 
+    /// A sighting's species is kept as a number and reads back as the name; records of
+    /// one species hold the same number, and the name written to the store is the text.
+    @Test func aSpeciesIsKeptAsANumberOfItsName() throws {
+        let run = UUID().uuidString
+        let name = "노랑부리저어새 \(run)"
+        func sighting(_ id: String) throws -> LayerRecord {
+            try LayerRecord(json: ["id": .string(id), "lon": 126.9, "lat": 37.5, "species": .string(name), "count": 2,
+                                   "observed_at": "2025-11-30T07:00:00+09:00"], kind: .sightings, layer: "test", index: 0)
+        }
+        let a = try sighting("a"), b = try sighting("b")
+        guard case let .sighting(first, _, _) = a.fields, case let .sighting(second, _, _) = b.fields else {
+            Issue.record("not sightings")
+            return
+        }
+        #expect(first == second && first.text == name && first == RecordName(name) && "\(first)" == name)
+        #expect(first != RecordName("\(name) "))
+        let stored = try #require(CheckedFields.decode(CheckedFields.encode(a)[...], text: a.featureText[...], kind: .sightings))
+        #expect(stored == a)
+    }
+
     /// Many threads giving the same names at once, each in an order of its own, get the
     /// same number for each name.
     @Test func namesGivenAtOnceGetOneNumberEach() async {

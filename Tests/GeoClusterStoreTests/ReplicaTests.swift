@@ -224,7 +224,7 @@ struct ReplicaTests {
         let layer = try LiveLayer(name: "birds", kind: .sightings, stored: stored.records)
         func species(_ id: String) -> String? {
             guard case let .sighting(species, _, _)? = layer.record(idKey: id)?.fields else { return nil }
-            return species
+            return species.text
         }
         #expect(layer.count == 50)
         #expect(species("s1") == "Ardea alba" && species("s2") == "Ardea cinerea" && species("s3") == "Ardea alba")

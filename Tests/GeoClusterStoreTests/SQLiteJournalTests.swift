@@ -154,7 +154,7 @@ import GRDB
             let live = try LiveLayer(name: "birds", kind: .sightings, stored: layer.records)
             #expect(live.count == 50)
             guard case let .sighting(species, _, _)? = live.record(idKey: id)?.fields else { return nil }
-            return species
+            return species.text
         }
         func rows(_ condition: String) throws -> Int? {
             try DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM points WHERE \(condition)") }
