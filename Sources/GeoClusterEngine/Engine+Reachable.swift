@@ -97,9 +97,10 @@ extension Engine {
         if let id = query.place {
             // `route`: the one place, wherever it is; the core says whether it fits.
             guard let key = LayerRecord.idKey(of: id), let record = places.record(idKey: key),
-                  let slot = places.slot(idKey: key), case let .place(_, category, dwell) = record.fields else {
+                  let slot = places.slot(idKey: key), case let .place(_, categoryName, dwell) = record.fields else {
                 throw .invalidField("place", reason: "layer \"\(query.layer)\" has no place with id \(id.jsonString)")
             }
+            let category = categoryName.text
             candidates = [ReachabilityCandidate(index: slot, coordinate: record.coordinate, category: category,
                                                 dwellMinutes: query.dwellOverrides[category] ?? dwell)]
         } else if remainingMinutes > parameters.minimumRemainingMinutes {
@@ -120,7 +121,8 @@ extension Engine {
             candidates.reserveCapacity(found.count)
             for point in found {
                 guard let record = places.record(atSlot: point.slot),
-                      case let .place(_, category, dwell) = record.fields else { continue }
+                      case let .place(_, categoryName, dwell) = record.fields else { continue }
+                let category = categoryName.text
                 // The request's dwell for the category wins over the place's own.
                 candidates.append(ReachabilityCandidate(index: point.slot, coordinate: record.coordinate,
                                                         category: category,
@@ -434,7 +436,8 @@ extension Engine {
     private static func placeJSON(_ record: LayerRecord?, language: ReachabilityLanguage) -> JSONObject {
         guard let record else { return [:] }
         var item: JSONObject = ["id": record.idJSON]
-        if case let .place(name, category, _) = record.fields {
+        if case let .place(name, categoryName, _) = record.fields {
+            let category = categoryName.text
             item["name"] = .string(name)
             if let english = record.properties["name_en"]?.stringValue { item["name_en"] = .string(english) }
             item["category"] = .string(category)

@@ -15,9 +15,12 @@ public enum RecordFields: Sendable, Equatable {
     /// A `note` among its free-form properties is the observer's own, which answers
     /// withhold (``withholdingNote()``).
     /// The species is kept as a ``RecordName`` (`.text` gives the name).
-    case sighting(species: RecordName, count: Int, observedAt: Timestamp)
+    /// `count` in 32 bits, as ``LayerRecord/maxSightingCount`` bounds it: with the names
+    /// as numbers, that keeps a record at 80 bytes.
+    case sighting(species: RecordName, count: Int32, observedAt: Timestamp)
     /// `name` and `category` non-empty; `dwell_minutes` optional, 0...1440 (one day).
-    case place(name: String, category: String, dwellMinutes: Double?)
+    /// The category is kept as a ``RecordName``.
+    case place(name: String, category: RecordName, dwellMinutes: Double?)
     /// `name` non-empty; `lines` at least one non-empty string, in the order given.
     case station(name: String, lines: [String])
     /// A `points` layer has no fields of its own; everything is free-form.
@@ -58,6 +61,11 @@ public struct LayerRecord: Sendable, Equatable {
     public let fields: RecordFields
     /// Whether the feature's properties have a `note` (``withholdingNote()``).
     let hasNote: Bool
+    /// ``observerID`` as a number of the process's table of names: 4 bytes in each record
+    /// where a string (36 characters for a UUID) was an allocation of its own. Declared
+    /// here, beside ``hasNote``, so that it fills the bytes before the next word: a record
+    /// is 80 bytes.
+    let observer: SharedName
     /// The GeoJSON Feature answered for this record, as the JSON text answers write: a
     /// record keeps its feature as text (about a quarter of the memory of the value, and
     /// a few copies of bytes in an answer), without the parts every feature spells the
@@ -84,9 +92,6 @@ public struct LayerRecord: Sendable, Equatable {
     /// none. Kept apart from the feature's text, since `observer` filters and ownership
     /// checks read it for many records.
     public var observerID: String? { observer.text }
-    /// ``observerID`` as a number of the process's table of names: 4 bytes in each record
-    /// where a string (36 characters for a UUID) was an allocation of its own.
-    let observer: SharedName
     /// For a record that answers show otherwise than written (at a generalised position,
     /// ``generalized()``, or without its note, ``withholdingNote()``), its feature as
     /// written, which only its owner and admin keys are given; `nil` otherwise.
@@ -314,7 +319,7 @@ struct RecordReader {
                     throw error("observer_id", "must be a non-empty string of at most \(LayerRecord.maxObserverIDLength) characters, got \(describe(value))")
                 }
             }
-            return .sighting(species: RecordName(species), count: count, observedAt: observedAt)
+            return .sighting(species: RecordName(species), count: Int32(truncatingIfNeeded: count), observedAt: observedAt)
         case .places:
             let name = try nonEmptyString(object, "name")
             let category = try nonEmptyString(object, "category")
@@ -325,7 +330,7 @@ struct RecordReader {
                 }
                 dwellMinutes = minutes
             }
-            return .place(name: name, category: category, dwellMinutes: dwellMinutes)
+            return .place(name: name, category: RecordName(category), dwellMinutes: dwellMinutes)
         case .stations:
             let name = try nonEmptyString(object, "name")
             return .station(name: name, lines: try lines(object["lines"]))

@@ -321,11 +321,11 @@ public struct LiveLayer: Sendable {
     private static func livePoint(_ record: LayerRecord, partition: (RecordName) -> Int) -> LivePoint {
         switch record.fields {
         case let .sighting(species, count, observedAt):
-            return LivePoint(coordinate: record.coordinate, partition: partition(species), weight: count,
+            return LivePoint(coordinate: record.coordinate, partition: partition(species), weight: Int(count),
                              time: observedAt.epochSeconds, timeTag: observedAt.offsetTag, day: observedAt.localDay,
                              month: observedAt.localMonth)
         case let .place(_, category, _):
-            return LivePoint(coordinate: record.coordinate, partition: partition(RecordName(category)))
+            return LivePoint(coordinate: record.coordinate, partition: partition(category))
         case .station, .point:
             return LivePoint(coordinate: record.coordinate)
         }

@@ -81,7 +81,7 @@ enum CheckedFields {
             }
         case let .place(name, category, dwell):
             append(name, to: &bytes)
-            append(category, to: &bytes)
+            append(category.text, to: &bytes)
             if let dwell { append(dwell.bitPattern, to: &bytes) }
         case let .station(name, lines):
             append(name, to: &bytes)
@@ -136,7 +136,8 @@ enum CheckedFields {
                     else { return nil }
                     observedAt = time
                 }
-                recordFields = .sighting(species: RecordName(species), count: Int(count), observedAt: observedAt)
+                recordFields = .sighting(species: RecordName(species), count: Int32(truncatingIfNeeded: count),
+                                         observedAt: observedAt)
             case .places:
                 guard let name = reader.string(), !name.isEmpty,
                       let category = reader.string(), !category.isEmpty else { return nil }
@@ -145,7 +146,7 @@ enum CheckedFields {
                     guard let minutes = reader.double(), (0...1440).contains(minutes) else { return nil }
                     dwell = minutes
                 }
-                recordFields = .place(name: name, category: category, dwellMinutes: dwell)
+                recordFields = .place(name: name, category: RecordName(category), dwellMinutes: dwell)
             case .stations:
                 // Each line takes at least 5 bytes (a length and one byte): a count beyond
                 // what is left is refused before anything is reserved for it.
