@@ -1,8 +1,9 @@
 import Synchronization
 
-/// A name that many records repeat (who recorded a sighting), kept once for the process:
-/// a record holds its number, 4 bytes, where a Swift string longer than 15 bytes (a UUID,
-/// most names in Hangul) is an allocation of its own, 64–80 bytes, in every record.
+/// A name that many records repeat (who recorded a sighting, its species, a place's
+/// category), kept once for the process: a record holds its number, 4 bytes, where a
+/// Swift string longer than 15 bytes (a UUID, a name of six Hangul syllables or more) is
+/// an allocation of its own, 64–80 bytes, in every record.
 ///
 /// Numbers are given in the order names are first seen and never taken back: a name
 /// stays in the table after the last record that held it is gone. The table is bounded by
@@ -89,10 +90,10 @@ private final class SharedNameTable: Sendable {
     }
 }
 
-/// A name that many records share (a sighting's species), as a record keeps it: a number
-/// of the process's table of names (``SharedName``), 4 bytes where a Swift string takes
-/// 16 and, past 15 bytes (five Hangul syllables), an allocation of its own in every
-/// record. Equal when the names are.
+/// A name that many records share (a sighting's species, a place's category), as a record
+/// keeps it: a number of the process's table of names (``SharedName``), 4 bytes where a
+/// Swift string takes 16 and, past 15 bytes (six Hangul syllables or more), an allocation
+/// of its own in every record. Equal when the names are.
 public struct RecordName: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
     let shared: SharedName
 
