@@ -441,7 +441,7 @@ extension LayerRecord {
         feature["properties"] = .object(properties)
         feature["geometry"] = ["type": "Point", "coordinates": [.number(shown.longitude), .number(shown.latitude)]]
         return LayerRecord(idKey: idKey, coordinate: shown, fields: fields,
-                           featureText: Self.text(.object(feature))[...], observerID: observerID, hasNote: hasNote,
+                           featureText: Self.text(.object(feature))[...], observer: observer, hasNote: hasNote,
                            writtenText: ownerFeatureText ?? featureText)
     }
 
@@ -468,7 +468,7 @@ extension LayerRecord {
         properties["note"] = nil
         feature["properties"] = .object(properties)
         return LayerRecord(idKey: idKey, coordinate: coordinate, fields: fields,
-                           featureText: Self.text(.object(feature))[...], observerID: observerID, hasNote: false,
+                           featureText: Self.text(.object(feature))[...], observer: observer, hasNote: false,
                            writtenText: ownerFeatureText ?? featureText)
     }
 
@@ -476,12 +476,20 @@ extension LayerRecord {
     ///   otherwise (``ownerFeatureText``).
     init(idKey: String, coordinate: Coordinate, fields: RecordFields, featureText: ArraySlice<UInt8>,
          observerID: String?, hasNote: Bool, writtenText: [UInt8]? = nil) {
+        self.init(idKey: idKey, coordinate: coordinate, fields: fields, featureText: featureText,
+                  observer: SharedName(observerID), hasNote: hasNote, writtenText: writtenText)
+    }
+
+    /// The same with the observer's number: a record made from another keeps it without
+    /// reading its name back and looking it up again.
+    private init(idKey: String, coordinate: Coordinate, fields: RecordFields, featureText: ArraySlice<UInt8>,
+                 observer: SharedName, hasNote: Bool, writtenText: [UInt8]?) {
         self.idKey = idKey
         self.coordinate = coordinate
         self.fields = fields
         let shown = FeatureText(featureText)
         texts = writtenText.map { .shownAndWritten(ShownAndWrittenText(shown: shown, written: $0)) } ?? .shown(shown)
-        observer = SharedName(observerID)
+        self.observer = observer
         self.hasNote = hasNote
     }
 }
