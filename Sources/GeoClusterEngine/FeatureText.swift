@@ -11,15 +11,21 @@ import Foundation
 /// layer kinds (`"species":`, `"observed_at":`, …, ``phrase(_:)``) are kept as one byte
 /// each, a byte below 0x20, which JSON text never holds as itself (control characters
 /// inside strings are escaped); a rest that holds such a byte anyway is kept as given.
+/// A member whose value is a name the record keeps as a number of the process's table
+/// (``SharedName``: a sighting's `species` and `observer_id`, a place's `category`) is kept
+/// as one byte too, its name and quotes included, when its text is the name as is
+/// (``FeatureTextNames``); putting it back reads the name from the table. So is an id that
+/// the record's id key gives as is (`"s7"` for the key `s7`, `12` for `#12`).
 /// The cut is checked byte for byte where it is made, so putting the fixed parts back
 /// gives the text given, whatever it holds.
 ///
 /// Sendable unchecked for its storage, a `ManagedBuffer` (which is not `Sendable`): its
 /// bytes are written once, when the text is made, and only read afterwards.
 struct FeatureText: @unchecked Sendable, Equatable {
-    /// A header, then the text's parts: `[0]` for a text kept whole; `[1 or 2, id length
-    /// (2 bytes, little-endian), coordinates length (2 bytes)]` for one kept in parts, 2
-    /// when the rest's phrases are kept as one byte each.
+    /// A header, then the text's parts: `[0]` for a text kept whole; `[1, 2 or 3, id length
+    /// (2 bytes, little-endian; ``idFromKey`` or ``idFromNumberKey`` for an id not kept),
+    /// coordinates length (2 bytes)]` for one kept in parts, 2 when the rest's phrases are
+    /// kept as one byte each, 3 when some of its members with their names are too.
     private let storage: Bytes
 
     /// Bytes kept once, with their count: an array keeps its count and its capacity in 16
@@ -35,6 +41,7 @@ struct FeatureText: @unchecked Sendable, Equatable {
     private static let whole: UInt8 = 0
     private static let parts: UInt8 = 1
     private static let partsWithPhrases: UInt8 = 2
+    private static let partsWithNames: UInt8 = 3
     private static let partsHeader = 5
 
     static let beforeID: StaticString = #"{"type":"Feature","id":"#
@@ -65,9 +72,12 @@ struct FeatureText: @unchecked Sendable, Equatable {
 
     static let phraseCount = 10
 
-    init(_ text: [UInt8]) { self.init(text[...]) }
+    init(_ text: [UInt8], names: FeatureTextNames = .none) { self.init(text[...], names: names) }
 
-    init(_ text: ArraySlice<UInt8>) {
+    /// - Parameter names: the record's id and names that its text may be kept without
+    ///   (``FeatureTextNames``); the same must be given to read the text back.
+    init(_ text: ArraySlice<UInt8>, names: FeatureTextNames = .none) {
+        let texts = names.resolved
         storage = text.withUnsafeBufferPointer { text in
             guard let cut = Self.cut(text) else {
                 return Bytes.make(count: 1 + text.count) { storage in
@@ -76,20 +86,23 @@ struct FeatureText: @unchecked Sendable, Equatable {
                 }
             }
             let rest = UnsafeBufferPointer(rebasing: text[cut.rest])
+            let id = UnsafeBufferPointer(rebasing: text[cut.id])
+            let idField = Self.idField(of: id, key: names.id) ?? cut.id.count
+            let keptID = idField >= Self.idFromNumberKey ? 0 : id.count
             // Written to scratch space first, then copied to storage of its size: the rest
             // with its phrases is shorter than given.
-            let bound = Self.partsHeader + cut.id.count + cut.coordinates.count + rest.count
+            let bound = Self.partsHeader + keptID + cut.coordinates.count + rest.count
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { scratch in
                 var output = scratch.baseAddress!
-                output[1] = UInt8(truncatingIfNeeded: cut.id.count)
-                output[2] = UInt8(truncatingIfNeeded: cut.id.count >> 8)
+                output[1] = UInt8(truncatingIfNeeded: idField)
+                output[2] = UInt8(truncatingIfNeeded: idField >> 8)
                 output[3] = UInt8(truncatingIfNeeded: cut.coordinates.count)
                 output[4] = UInt8(truncatingIfNeeded: cut.coordinates.count >> 8)
                 output += Self.partsHeader
-                output = Self.copy(UnsafeBufferPointer(rebasing: text[cut.id]), to: output)
+                if keptID > 0 { output = Self.copy(id, to: output) }
                 output = Self.copy(UnsafeBufferPointer(rebasing: text[cut.coordinates]), to: output)
-                if let end = Self.keepingPhrases(rest, to: output) {
-                    scratch[0] = Self.partsWithPhrases
+                if let (end, keptNames) = Self.keepingPhrases(rest, to: output, names: texts) {
+                    scratch[0] = keptNames ? Self.partsWithNames : Self.partsWithPhrases
                     output = end
                 } else {
                     scratch[0] = Self.parts
@@ -101,53 +114,92 @@ struct FeatureText: @unchecked Sendable, Equatable {
         }
     }
 
-    /// The text, made again.
-    var text: [UInt8] {
+    // The id's field of the header: the length of the id's text kept, or one of these two
+    // for an id not kept, written from the record's id key (``LayerRecord/idKey``).
+
+    /// The id is the key as a JSON string, between quotes (a string id without `#`).
+    private static let idFromKey = 0xFFFF
+    /// The id is the key without its leading `#` (an integer id).
+    private static let idFromNumberKey = 0xFFFE
+
+    /// The id's field for an id whose text the key gives as is, `nil` otherwise.
+    private static func idField(of id: UnsafeBufferPointer<UInt8>, key: String) -> Int? {
+        key.utf8.withContiguousStorageIfAvailable { key -> Int? in
+            guard let first = key.first, let base = id.baseAddress else { return nil }
+            if first != UInt8(ascii: "#") {
+                guard id.count == key.count + 2, id[0] == UInt8(ascii: "\""), id[id.count - 1] == UInt8(ascii: "\""),
+                      memcmp(base + 1, key.baseAddress!, key.count) == 0 else { return nil }
+                return idFromKey
+            }
+            guard key.count > 1, key[1] != UInt8(ascii: "#"), id.count == key.count - 1,
+                  memcmp(base, key.baseAddress! + 1, id.count) == 0 else { return nil }
+            return idFromNumberKey
+        } ?? nil
+    }
+
+    /// The text, made again, with the id and names it was made with.
+    func text(names: FeatureTextNames) -> [UInt8] {
         var text: [UInt8] = []
-        text.reserveCapacity(count)
-        append(to: &text)
+        append(to: &text, names: names)
         return text
     }
 
-    /// Bytes of the text.
-    var count: Int { storage.withBuffer(Self.count) }
+    /// The text of one made without an id or names (for tests).
+    var text: [UInt8] { text(names: .none) }
+
+    /// Bytes of the text, with the id and names it was made with.
+    func count(names: FeatureTextNames) -> Int {
+        storage.withBuffer { storage in
+            Self.count(storage, names: storage[0] == Self.partsWithNames ? names.resolved : names.idOnly)
+        }
+    }
+
+    /// Bytes of the text of one made without an id or names (for tests).
+    var count: Int { count(names: .none) }
 
     /// Bytes of the text that `storage` keeps.
-    private static func count(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
-        switch storage[0] {
-        case whole: return storage.count - 1
-        case parts: return storage.count - partsHeader + fixedCount
-        default:
-            let restStart = restStart(storage)
-            return restStart - partsHeader + fixedCount + countWithPhrases(UnsafeBufferPointer(rebasing: storage[restStart...]))
-        }
+    private static func count(_ storage: UnsafeBufferPointer<UInt8>, names: FeatureTextNames.Texts) -> Int {
+        guard storage[0] != whole else { return storage.count - 1 }
+        let restStart = restStart(storage)
+        let rest = UnsafeBufferPointer(rebasing: storage[restStart...])
+        return idCount(storage, key: names.id) + coordinatesCount(storage) + fixedCount
+            + (storage[0] == parts ? rest.count : countWithPhrases(rest, names: names))
     }
 
     /// Whether the text is kept in parts (for tests).
     var isCut: Bool { storage.withBuffer { $0[0] } != Self.whole }
 
     /// Whether the rest of the text is kept with its phrases as one byte each (for tests).
-    var keepsPhrases: Bool { storage.withBuffer { $0[0] } == Self.partsWithPhrases }
+    var keepsPhrases: Bool { storage.withBuffer { $0[0] } >= Self.partsWithPhrases }
+
+    /// Whether some members are kept with their names as one byte each (for tests).
+    var keepsNames: Bool { storage.withBuffer { $0[0] } == Self.partsWithNames }
+
+    /// Whether the id is written from the record's key rather than kept (for tests).
+    var writesIDFromKey: Bool { storage.withBuffer { $0[0] != Self.whole && Self.idField($0) >= Self.idFromNumberKey } }
 
     /// Bytes kept, the header included (for tests).
     var storedCount: Int { storage.withBuffer { $0.count } }
 
-    /// Appends the text: written whole to scratch space, then appended in one copy.
-    func append(to output: inout [UInt8]) {
+    /// Appends the text, with the id and names it was made with: written whole to scratch
+    /// space, then appended in one copy.
+    func append(to output: inout [UInt8], names: FeatureTextNames) {
         storage.withBuffer { storage in
             guard storage[0] != Self.whole else {
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: storage[1...]))
                 return
             }
-            let restStart = Self.restStart(storage)
-            let rest = storage.count - restStart
+            let rest = storage.count - Self.restStart(storage)
             // Most texts fit the stack's scratch space however many phrases their rest holds;
-            // the others are measured first.
-            let bound = restStart - Self.partsHeader + Self.fixedCount
-                + (storage[0] == Self.partsWithPhrases ? rest * Self.longestPhrase : rest)
-            let capacity = bound <= Self.scratchBytes ? Self.scratchBytes : Self.count(storage)
+            // the others are measured first, as are those with names (read from the table
+            // here, once).
+            let texts = storage[0] == Self.partsWithNames ? names.resolved : names.idOnly
+            let bound = storage[0] == Self.partsWithNames ? Self.count(storage, names: texts)
+                : Self.idCount(storage, key: names.id) + Self.coordinatesCount(storage) + Self.fixedCount
+                    + (storage[0] == Self.partsWithPhrases ? rest * Self.longestPhrase : rest)
+            let capacity = bound <= Self.scratchBytes ? Self.scratchBytes : Self.count(storage, names: texts)
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
-                let end = Self.write(storage, to: scratch.baseAddress!)
+                let end = Self.write(storage, to: scratch.baseAddress!, names: texts)
                 output.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: end - scratch.baseAddress!))
             }
         }
@@ -157,22 +209,72 @@ struct FeatureText: @unchecked Sendable, Equatable {
     private static let scratchBytes = 1024
 
     /// Writes a text kept in parts whole; returns the end.
-    private static func write(_ storage: UnsafeBufferPointer<UInt8>, to text: UnsafeMutablePointer<UInt8>)
-        -> UnsafeMutablePointer<UInt8>
+    private static func write(_ storage: UnsafeBufferPointer<UInt8>, to text: UnsafeMutablePointer<UInt8>,
+                              names: FeatureTextNames.Texts) -> UnsafeMutablePointer<UInt8>
     {
-        let idEnd = partsHeader + (Int(storage[1]) | Int(storage[2]) << 8)
+        let idField = idField(storage)
+        let idEnd = partsHeader + (idField >= idFromNumberKey ? 0 : idField)
         let restStart = restStart(storage)
         let rest = UnsafeBufferPointer(rebasing: storage[restStart...])
         var text = copy(beforeID, to: text)
-        text = copy(UnsafeBufferPointer(rebasing: storage[partsHeader..<idEnd]), to: text)
+        switch idField {
+        case idFromKey:
+            text.pointee = UInt8(ascii: "\"")
+            text = copy(names.id, droppingFirst: 0, to: text + 1)
+            text.pointee = UInt8(ascii: "\"")
+            text += 1
+        case idFromNumberKey:
+            text = copy(names.id, droppingFirst: 1, to: text)
+        default:
+            text = copy(UnsafeBufferPointer(rebasing: storage[partsHeader..<idEnd]), to: text)
+        }
         text = copy(beforeCoordinates, to: text)
         text = copy(UnsafeBufferPointer(rebasing: storage[idEnd..<restStart]), to: text)
         text = copy(beforeRest, to: text)
-        return storage[0] == partsWithPhrases ? puttingPhrases(rest, to: text) : copy(rest, to: text)
+        return storage[0] == parts ? copy(rest, to: text) : puttingPhrases(rest, to: text, names: names)
+    }
+
+    @inline(__always)
+    private static func idField(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
+        Int(storage[1]) | Int(storage[2]) << 8
+    }
+
+    @inline(__always)
+    private static func coordinatesCount(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
+        Int(storage[3]) | Int(storage[4]) << 8
+    }
+
+    /// Bytes of the id's text.
+    @inline(__always)
+    private static func idCount(_ storage: UnsafeBufferPointer<UInt8>, key: String) -> Int {
+        switch idField(storage) {
+        case idFromKey: key.utf8.count + 2
+        case idFromNumberKey: max(key.utf8.count - 1, 0)
+        case let count: count
+        }
     }
 
     private static func restStart(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
-        partsHeader + (Int(storage[1]) | Int(storage[2]) << 8) + (Int(storage[3]) | Int(storage[4]) << 8)
+        let idField = idField(storage)
+        return partsHeader + (idField >= idFromNumberKey ? 0 : idField) + coordinatesCount(storage)
+    }
+
+    /// Copies `text`'s bytes but the first `dropped`; returns the end.
+    @inline(__always)
+    private static func copy(_ text: String, droppingFirst dropped: Int, to output: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        if let end = text.utf8.withContiguousStorageIfAvailable({ bytes in
+            copy(UnsafeBufferPointer(rebasing: bytes.dropFirst(dropped)), to: output)
+        }) {
+            return end
+        }
+        var output = output
+        for byte in text.utf8.dropFirst(dropped) {
+            output.pointee = byte
+            output += 1
+        }
+        return output
     }
 
     @inline(__always)
@@ -192,22 +294,52 @@ struct FeatureText: @unchecked Sendable, Equatable {
     private static let fixedCount = beforeID.utf8CodeUnitCount + beforeCoordinates.utf8CodeUnitCount
         + beforeRest.utf8CodeUnitCount
 
-    // MARK: Phrases
+    // MARK: Phrases and names
 
-    /// Bytes below this one stand for phrases (``phrase(_:)``) in a rest kept with them.
+    /// Bytes below this one stand for phrases (``phrase(_:)``) and members with names
+    /// (``firstNameByte``) in a rest kept with them.
     private static let firstUnusedByte: UInt8 = 0x20
 
-    /// Writes `rest` with each phrase it holds as its byte; returns the end, or `nil` when
-    /// the rest holds a byte below ``firstUnusedByte`` (it is then kept as given). Phrases
-    /// are looked for where they begin in a text of the usual form: a member's name after
-    /// `{` or `,`, the end of a time at a plus sign. Any byte above `+` is copied as it is
-    /// after one comparison: letters, digits, `,`, `:`, `-`, `.`, most of a text.
-    private static func keepingPhrases(_ rest: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>)
-        -> UnsafeMutablePointer<UInt8>?
+    /// The byte of the first member kept with its name: `"species":"NAME"`; the next two
+    /// `"observer_id":"NAME"` and `"category":"NAME"` (the order of
+    /// ``FeatureTextNames/Texts``), after the phrases' bytes.
+    private static let firstNameByte = UInt8(phraseCount + 1)
+
+    /// The phrase that begins member `n` kept with its name.
+    @inline(__always)
+    private static func namePhrase(_ n: Int) -> Int {
+        switch n {
+        case 0: 0
+        case 1: 3
+        default: 6
+        }
+    }
+
+    /// The member kept with its name that phrase `k` begins, if any.
+    @inline(__always)
+    private static func nameMember(ofPhrase k: Int) -> Int? {
+        switch k {
+        case 0: 0
+        case 3: 1
+        case 6: 2
+        default: nil
+        }
+    }
+
+    /// Writes `rest` with each phrase it holds as its byte, and each member whose value is
+    /// one of `names` as is, with its name and closing quote, as the member's byte;
+    /// returns the end and whether a member was kept so, or `nil` when the rest holds a
+    /// byte below ``firstUnusedByte`` (it is then kept as given). Phrases are looked for
+    /// where they begin in a text of the usual form: a member's name after `{` or `,`, the
+    /// end of a time at a plus sign. Any byte above `+` is copied as it is after one
+    /// comparison: letters, digits, `,`, `:`, `-`, `.`, most of a text.
+    private static func keepingPhrases(_ rest: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>,
+                                       names: FeatureTextNames.Texts) -> (UnsafeMutablePointer<UInt8>, Bool)?
     {
         var output = output
         var position = 0
         var previous: UInt8 = 0
+        var keptNames = false
         while position < rest.count {
             let byte = rest[position]
             output.pointee = byte
@@ -219,14 +351,32 @@ struct FeatureText: @unchecked Sendable, Equatable {
             if byte < firstUnusedByte { return nil }
             let startsPhrase = byte == UInt8(ascii: "+")
                 || (byte == UInt8(ascii: "\"") && (before == UInt8(ascii: "{") || before == UInt8(ascii: ",")))
-            if startsPhrase, let k = phrase(in: rest, at: position - 1) {
+            guard startsPhrase, let k = phrase(in: rest, at: position - 1) else { continue }
+            let count = phrase(k).utf8CodeUnitCount
+            if let n = nameMember(ofPhrase: k), let name = names[n],
+               let end = match(name, in: rest, at: position - 1 + count) {
+                output[-1] = firstNameByte + UInt8(n)
+                position = end
+                keptNames = true
+            } else {
                 output[-1] = UInt8(k + 1)
-                let count = phrase(k).utf8CodeUnitCount
                 position += count - 1
-                previous = rest[position - 1]
             }
+            previous = rest[position - 1]
         }
-        return output
+        return (output, keptNames)
+    }
+
+    /// The position after `name` and a closing quote when `text` holds them at `position`.
+    @inline(__always)
+    private static func match(_ name: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>, at position: Int)
+        -> Int?
+    {
+        let count = name.count
+        guard let base = text.baseAddress, position <= text.count - count - 1,
+              text[position + count] == UInt8(ascii: "\""),
+              count == 0 || memcmp(base + position, name.baseAddress!, count) == 0 else { return nil }
+        return position + count + 1
     }
 
     /// The phrase that `text` holds at `position`, if any.
@@ -252,32 +402,48 @@ struct FeatureText: @unchecked Sendable, Equatable {
         return nil
     }
 
-    /// Bytes of a rest kept with its phrases, once they are put back.
-    private static func countWithPhrases(_ rest: UnsafeBufferPointer<UInt8>) -> Int {
+    /// Bytes of a rest kept with its phrases, once they and the names are put back.
+    private static func countWithPhrases(_ rest: UnsafeBufferPointer<UInt8>, names: FeatureTextNames.Texts) -> Int {
         var count = rest.count
         for byte in rest where byte < firstUnusedByte {
-            count += phrase(Int(byte) - 1).utf8CodeUnitCount - 1
+            if byte < firstNameByte {
+                count += phrase(Int(byte) - 1).utf8CodeUnitCount - 1
+            } else {
+                let n = Int(byte - firstNameByte)
+                count += phrase(namePhrase(n)).utf8CodeUnitCount + (names[n]?.count ?? 0)
+            }
         }
         return count
     }
 
     /// Writes a rest kept with its phrases as given; returns the end. Byte by byte: the runs
     /// between phrases are a few bytes each, shorter than a call to copy them.
-    private static func puttingPhrases(_ rest: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>)
-        -> UnsafeMutablePointer<UInt8>
+    private static func puttingPhrases(_ rest: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>,
+                                       names: FeatureTextNames.Texts) -> UnsafeMutablePointer<UInt8>
     {
         var output = output
         for byte in rest {
             if byte >= firstUnusedByte {
                 output.pointee = byte
                 output += 1
+            } else if byte < firstNameByte {
+                output = writePhrase(Int(byte) - 1, to: output)
             } else {
-                let phrase = phrase(Int(byte) - 1)
-                for k in 0..<phrase.utf8CodeUnitCount { output[k] = phrase.utf8Start[k] }
-                output += phrase.utf8CodeUnitCount
+                let n = Int(byte - firstNameByte)
+                output = writePhrase(namePhrase(n), to: output)
+                if let name = names[n] { output = copy(name, to: output) }
+                output.pointee = UInt8(ascii: "\"")
+                output += 1
             }
         }
         return output
+    }
+
+    @inline(__always)
+    private static func writePhrase(_ k: Int, to output: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        let phrase = phrase(k)
+        for i in 0..<phrase.utf8CodeUnitCount { output[i] = phrase.utf8Start[i] }
+        return output + phrase.utf8CodeUnitCount
     }
 
     /// The length of the longest phrase, `"dwell_minutes":`.
@@ -311,7 +477,7 @@ struct FeatureText: @unchecked Sendable, Equatable {
         }
         let coordinates = coordinatesStart..<position
         guard let restStart = match(beforeRest, in: text, at: position),
-              id.count < Int(UInt16.max), coordinates.count < Int(UInt16.max) else { return nil }
+              id.count < idFromNumberKey, coordinates.count < Int(UInt16.max) else { return nil }
         return (id, coordinates, restStart..<text.count)
     }
 
@@ -346,6 +512,46 @@ extension ManagedBuffer where Header == Int, Element == UInt8 {
     fileprivate func withBuffer<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         try withUnsafeMutablePointers { count, bytes in
             try body(UnsafeBufferPointer(start: bytes, count: count.pointee))
+        }
+    }
+}
+
+/// The names a record keeps as numbers of the process's table (``SharedName``) that its
+/// feature's text may be kept without: a sighting's species and observer, a place's
+/// category. A text kept without them is read back with the same names.
+struct FeatureTextNames: Sendable, Equatable {
+    /// The record's id key (``LayerRecord/idKey``): an id whose text it gives is not kept.
+    var id = ""
+    var species: SharedName = .none
+    var observer: SharedName = .none
+    var category: SharedName = .none
+
+    static let none = FeatureTextNames()
+
+    /// The id, and the names' bytes read from the table.
+    var resolved: Texts {
+        Texts(id: id, species: species.utf8, observer: observer.utf8, category: category.utf8)
+    }
+
+    /// The id alone, for a text kept without names.
+    var idOnly: Texts { Texts(id: id) }
+
+    /// The names' UTF-8 bytes (kept by the table for the process's life), by the member
+    /// they are the value of: 0 `species`, 1 `observer_id`, 2 `category`.
+    struct Texts {
+        var id = ""
+        var species: UnsafeBufferPointer<UInt8>?
+        var observer: UnsafeBufferPointer<UInt8>?
+        var category: UnsafeBufferPointer<UInt8>?
+
+        static var none: Texts { Texts() }
+
+        subscript(member: Int) -> UnsafeBufferPointer<UInt8>? {
+            switch member {
+            case 0: species
+            case 1: observer
+            default: category
+            }
         }
     }
 }

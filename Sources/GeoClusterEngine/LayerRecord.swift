@@ -71,7 +71,7 @@ public struct LayerRecord: Sendable, Equatable {
     /// a few copies of bytes in an answer), without the parts every feature spells the
     /// same way (``FeatureText``). Made again at each read: answers append it with
     /// ``appendFeatureText(to:)``.
-    public var featureText: [UInt8] { text.text }
+    public var featureText: [UInt8] { text.text(names: textNames) }
     private var text: FeatureText {
         switch texts {
         case let .shown(text): text
@@ -84,10 +84,23 @@ public struct LayerRecord: Sendable, Equatable {
     private let texts: Texts
 
     /// Appends ``featureText``.
-    public func appendFeatureText(to output: inout [UInt8]) { text.append(to: &output) }
+    public func appendFeatureText(to output: inout [UInt8]) { text.append(to: &output, names: textNames) }
+
+    /// The id key and the names the record keeps as numbers, which its text is kept without.
+    private var textNames: FeatureTextNames { Self.textNames(idKey, fields, observer: observer) }
+
+    private static func textNames(_ idKey: String, _ fields: RecordFields, observer: SharedName) -> FeatureTextNames {
+        switch fields {
+        case let .sighting(species, _, _): FeatureTextNames(id: idKey, species: species.shared, observer: observer)
+        case let .place(_, category, _): FeatureTextNames(id: idKey, observer: observer, category: category.shared)
+        case .station, .point: FeatureTextNames(id: idKey, observer: observer)
+        }
+    }
 
     /// Whether the feature's text is kept without its fixed parts (for tests).
     var featureTextIsCut: Bool { text.isCut }
+    /// Whether the feature's text is kept without some of its names (for tests).
+    var featureTextKeepsNames: Bool { text.keepsNames }
     /// Who recorded a sighting: the `observer_id` of its properties, `nil` when it has
     /// none. Kept apart from the feature's text, since `observer` filters and ownership
     /// checks read it for many records.
@@ -158,9 +171,11 @@ public struct LayerRecord: Sendable, Equatable {
             idKey = try reader.id(object["id"], kind: kind).key
             coordinate = try reader.pointGeometry(object["geometry"])
             let properties = try reader.optionalObject(object["properties"], field: "properties")
-            fields = try reader.fields(kind, from: properties ?? JSONObject())
-            texts = .shown(FeatureText(text ?? Self.text(json)))
-            (observer, hasNote) = Self.ownerMembers(of: properties)
+            let fields = try reader.fields(kind, from: properties ?? JSONObject())
+            let owner = Self.ownerMembers(of: properties)
+            self.fields = fields
+            (observer, hasNote) = owner
+            texts = .shown(FeatureText(text ?? Self.text(json), names: Self.textNames(idKey, fields, observer: owner.observer)))
         } else {
             let id = try reader.id(object["id"], kind: kind)
             idKey = id.key
@@ -169,11 +184,13 @@ public struct LayerRecord: Sendable, Equatable {
                 throw reader.error(key, "is not a field of a \(kind.rawValue) record; free-form members go under \"properties\"")
             }
             coordinate = try reader.coordinate(longitude: object["lon"], latitude: object["lat"])
-            fields = try reader.fields(kind, from: object)
+            let fields = try reader.fields(kind, from: object)
             let freeForm = try reader.optionalObject(object["properties"], field: "properties")
             let feature = try reader.feature(flat: object, kindFields: kindFields, freeForm: freeForm, id: id.value)
-            texts = .shown(FeatureText(Self.text(feature)))
-            (observer, hasNote) = Self.ownerMembers(of: feature["properties"]?.objectValue)
+            let owner = Self.ownerMembers(of: feature["properties"]?.objectValue)
+            self.fields = fields
+            (observer, hasNote) = owner
+            texts = .shown(FeatureText(Self.text(feature), names: Self.textNames(idKey, fields, observer: owner.observer)))
         }
     }
 
@@ -487,7 +504,7 @@ extension LayerRecord {
         self.idKey = idKey
         self.coordinate = coordinate
         self.fields = fields
-        let shown = FeatureText(featureText)
+        let shown = FeatureText(featureText, names: Self.textNames(idKey, fields, observer: observer))
         texts = writtenText.map { .shownAndWritten(ShownAndWrittenText(shown: shown, written: $0)) } ?? .shown(shown)
         self.observer = observer
         self.hasNote = hasNote

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// A name that many records repeat (who recorded a sighting, its species, a place's
@@ -38,6 +39,12 @@ struct SharedName: Sendable, Hashable {
         number == 0 ? nil : SharedNameTable.shared.name(number)
     }
 
+    /// The name's UTF-8 bytes, `nil` for ``none``: read without a lock (answers write
+    /// names of the records they show), and valid for the process's life.
+    var utf8: UnsafeBufferPointer<UInt8>? {
+        number == 0 ? nil : SharedNameTable.shared.bytes(number)
+    }
+
     fileprivate static func make(_ number: UInt32) -> SharedName { SharedName(number: number) }
 }
 
@@ -55,6 +62,8 @@ private final class SharedNameTable: Sendable {
 
     private final class Shard: Sendable {
         let names = Mutex(Names())
+        /// The names' bytes by index, written under the lock of `names`.
+        let bytes = NameBytes()
     }
 
     private let shards = (0..<SharedNameTable.shardCount).map { _ in Shard() }
@@ -65,6 +74,7 @@ private final class SharedNameTable: Sendable {
             if let number = table.numbers[text] { return .make(number) }
             guard adding else { return nil }
             let number = UInt32(truncatingIfNeeded: table.names.count * Self.shardCount + shard + 1)
+            shards[shard].bytes.add(text, at: table.names.count)
             table.names.append(text)
             table.numbers[text] = number
             return .make(number)
@@ -81,6 +91,14 @@ private final class SharedNameTable: Sendable {
             for byte in bytes.suffix(4) { h = h &* 31 &+ UInt(byte) }
             return Int(h % UInt(shardCount))
         }
+    }
+
+    /// The bytes of a name that ``number(of:adding:)`` gave: the number was handed out
+    /// after its bytes were written, and reached the reader through whatever published
+    /// the record that holds it.
+    func bytes(_ number: UInt32) -> UnsafeBufferPointer<UInt8>? {
+        let code = Int(number) - 1
+        return shards[code % Self.shardCount].bytes[code / Self.shardCount]
     }
 
     func name(_ number: UInt32) -> String? {
@@ -104,4 +122,48 @@ public struct RecordName: Sendable, Hashable, ExpressibleByStringLiteral, Custom
     public var text: String { shared.text ?? "" }
 
     public var description: String { text }
+}
+
+/// The UTF-8 bytes of a shard's names by index, for reading without its lock: chunks of
+/// 4,096 pointers, each to a name's length (4 bytes) and bytes, from a directory that
+/// covers every index a 32-bit number can have (2^16 chunks; `calloc`'d, so its untouched
+/// pages take no memory). Nothing is ever freed or moved, as names are never taken back:
+/// a pointer read once stays valid. Written only under the shard's lock, each slot once,
+/// before the name's number is given out.
+private final class NameBytes: @unchecked Sendable {
+    private static let chunkBits = 12
+    private static let chunkSize = 1 << chunkBits
+    private static let chunks = 1 << 16
+
+    private let directory: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeRawPointer?>?>
+
+    init() {
+        directory = calloc(Self.chunks, MemoryLayout<UnsafeMutablePointer<UnsafeRawPointer?>?>.stride)!
+            .bindMemory(to: UnsafeMutablePointer<UnsafeRawPointer?>?.self, capacity: Self.chunks)
+    }
+
+    /// Keeps `text`'s bytes at `index` (under the shard's lock).
+    func add(_ text: String, at index: Int) {
+        let chunk = index >> Self.chunkBits
+        guard chunk < Self.chunks else { return }
+        if directory[chunk] == nil {
+            directory[chunk] = calloc(Self.chunkSize, MemoryLayout<UnsafeRawPointer?>.stride)!
+                .bindMemory(to: UnsafeRawPointer?.self, capacity: Self.chunkSize)
+        }
+        let count = text.utf8.count
+        let entry = malloc(MemoryLayout<UInt32>.size + max(count, 1))!
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: count), as: UInt32.self)
+        let bytes = (entry + MemoryLayout<UInt32>.size).bindMemory(to: UInt8.self, capacity: max(count, 1))
+        _ = UnsafeMutableBufferPointer(start: bytes, count: count).initialize(from: text.utf8)
+        directory[chunk]![index & (Self.chunkSize - 1)] = UnsafeRawPointer(entry)
+    }
+
+    subscript(index: Int) -> UnsafeBufferPointer<UInt8>? {
+        let chunk = index >> Self.chunkBits
+        guard index >= 0, chunk < Self.chunks, let slots = directory[chunk],
+              let entry = slots[index & (Self.chunkSize - 1)] else { return nil }
+        let count = Int(entry.load(as: UInt32.self))
+        return UnsafeBufferPointer(start: (entry + MemoryLayout<UInt32>.size).assumingMemoryBound(to: UInt8.self),
+                                   count: count)
+    }
 }

@@ -9,10 +9,10 @@ struct FeatureTextTests {
     static let phrases = (0..<FeatureText.phraseCount).map(FeatureText.phrase).map { String(decoding: UnsafeBufferPointer(start: $0.utf8Start, count: $0.utf8CodeUnitCount), as: UTF8.self) }
 
     /// The text as kept, made again, and appended after other bytes.
-    static func readBack(_ kept: FeatureText) -> (text: [UInt8], appended: [UInt8]) {
+    static func readBack(_ kept: FeatureText, names: FeatureTextNames = .none) -> (text: [UInt8], appended: [UInt8]) {
         var appended = Array("[x,".utf8)
-        kept.append(to: &appended)
-        return (kept.text, appended)
+        kept.append(to: &appended, names: names)
+        return (kept.text(names: names), appended)
     }
 
     static let usual = [
@@ -122,19 +122,23 @@ struct FeatureTextTests {
         }
     }
 
-    /// Parts longer than the header can say are kept whole, not cut short.
+    /// Parts longer than the header can say are kept whole, not cut short (the id's
+    /// longest, 65,533 bytes, is two short of the field's largest value, which say that the
+    /// id is written from the record's key).
     @Test func longPartsAreKeptWhole() {
         let longID = String(repeating: "a", count: Int(UInt16.max))
         let longCoordinates = String(repeating: "1,", count: 40_000) + "1"
         for text in [
             #"{"type":"Feature","id":""# + longID + #"","geometry":{"type":"Point","coordinates":[1,2]},"properties":null}"#,
+            #"{"type":"Feature","id":""# + String(repeating: "a", count: Int(UInt16.max) - 3)
+                + #"","geometry":{"type":"Point","coordinates":[1,2]},"properties":null}"#,
             #"{"type":"Feature","id":7,"geometry":{"type":"Point","coordinates":["# + longCoordinates + #"]},"properties":null}"#,
         ] {
             let kept = FeatureText(Self.bytes(text))
             #expect(!kept.isCut)
             #expect(kept.text == Self.bytes(text))
         }
-        let justShort = #"{"type":"Feature","id":""# + String(repeating: "a", count: Int(UInt16.max) - 3)
+        let justShort = #"{"type":"Feature","id":""# + String(repeating: "a", count: Int(UInt16.max) - 4)
             + #"","geometry":{"type":"Point","coordinates":[1,2]},"properties":null}"#
         let kept = FeatureText(Self.bytes(justShort))
         #expect(kept.isCut)
@@ -145,7 +149,7 @@ struct FeatureTextTests {
     /// parts or whole.
     @Test func anyTextComesBackAsGiven() {
         var random = SeededRandom(seed: 26)
-        var cut = 0, phrasesKept = 0
+        var cut = 0, phrasesKept = 0, namesKept = 0, idsFromKey = 0
         for round in 0..<5_000 {
             let texts = Self.usual + Self.withPhrases
             var text = Self.bytes(texts[round % texts.count])
@@ -169,10 +173,100 @@ struct FeatureTextTests {
             if kept.keepsPhrases { phrasesKept += 1 }
             #expect(kept.text == text)
             #expect(kept.count == text.count)
+            // And with the names of the sighting and the place of `withPhrases`.
+            let withNames = FeatureText(text, names: Self.names)
+            if withNames.keepsNames { namesKept += 1 }
+            if withNames.writesIDFromKey { idsFromKey += 1 }
+            #expect(withNames.text(names: Self.names) == text)
+            #expect(withNames.count(names: Self.names) == text.count)
         }
         // Changes inside the id, the coordinates or the rest keep the form.
         #expect(cut > 500)
         #expect(phrasesKept > 500)
+        #expect(namesKept > 500)
+        #expect(idsFromKey > 100)
+    }
+
+    /// An id that the record's key gives as is, a string id between quotes or an integer
+    /// id, is written from the key and not kept; any other is kept.
+    @Test func idsThatTheKeyGivesAreWrittenFromIt() {
+        func text(_ id: String) -> String {
+            #"{"type":"Feature","id":"# + id + #","geometry":{"type":"Point","coordinates":[126.9,37.5]},"properties":{"count":1}}"#
+        }
+        let uuid = "5e0c9a1d-3b7f-4e26-8d4a-9f1b2c3d4e5f"
+        for (id, key, fromKey) in [
+            (#""s7""#, "s7", true), (#""\#(uuid)""#, uuid, true), ("12", "#12", true), ("-3", "#-3", true),
+            (##""#7""##, "##7", false), (#""한밭""#, "한밭", true), ("1e3", "#1000", false), (#""a\"b""#, #"a"b"#, false),
+            (#""s7""#, "s8", false), (#""s7""#, "s", false), (#""s7""#, "", false), ("12", "#1", false), ("12", "12", false),
+            (#""\#(String(repeating: "k", count: 2_000))""#, String(repeating: "k", count: 2_000), true),
+        ] {
+            let names = FeatureTextNames(id: key)
+            let kept = FeatureText(Self.bytes(text(id)), names: names)
+            #expect(kept.isCut && kept.writesIDFromKey == fromKey, "\(id) \(key)")
+            #expect(kept.count(names: names) == text(id).utf8.count, "\(id) \(key)")
+            let (made, appended) = Self.readBack(kept, names: names)
+            #expect(String(decoding: made, as: UTF8.self) == text(id))
+            #expect(String(decoding: appended, as: UTF8.self) == "[x," + text(id))
+            if fromKey {
+                #expect(kept.storedCount == FeatureText(Self.bytes(text(id))).storedCount - id.utf8.count)
+            }
+        }
+    }
+
+    /// Names of a sighting and a place of ``withPhrases`` (one made up, a name no text holds).
+    static let names = FeatureTextNames(id: "s0", species: SharedName("species-70"), observer: SharedName("user-0"),
+                                        category: SharedName("park"))
+
+    /// A member whose value is one of the record's names is kept as one byte, its name
+    /// included, when its text is the name as is; read back with the same names, the text
+    /// is the one given.
+    @Test func membersWithTheRecordsNamesAreKeptAsOneByteEach() {
+        let uuid = "8d4f2c3a-1b7e-4f60-9a3d-2c5e7b1f0a94"
+        let species = "노랑부리저어새"
+        let korean = #"{"type":"Feature","id":"s1","geometry":{"type":"Point","coordinates":[126.9,37.5]},"properties":{"species":""#
+            + species + #"","count":2,"observed_at":"2025-05-01T06:30:00+09:00","observer_id":""# + uuid + #""}}"#
+        let names = FeatureTextNames(species: SharedName(species), observer: SharedName(uuid))
+        let withoutNames = FeatureText(Self.bytes(korean))
+        let kept = FeatureText(Self.bytes(korean), names: names)
+        #expect(kept.isCut && kept.keepsPhrases && kept.keepsNames && !withoutNames.keepsNames)
+        // The names and their closing quotes: 21 + 1 and 36 + 1 bytes fewer.
+        #expect(kept.storedCount == withoutNames.storedCount - 59)
+        #expect(!kept.writesIDFromKey)
+        #expect(kept.count(names: names) == korean.utf8.count)
+        let (made, appended) = Self.readBack(kept, names: names)
+        #expect(String(decoding: made, as: UTF8.self) == korean)
+        #expect(String(decoding: appended, as: UTF8.self) == "[x," + korean)
+
+        for (text, names, keepsNames) in [
+            // A place's category; the same member twice, inside an object of the properties.
+            (Self.withPhrases[1], Self.names, true),
+            (#"{"type":"Feature","id":1,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"species":"species-70","seen":{"species":"species-70","observer_id":"user-0"}}}"#,
+             Self.names, true),
+            // Names the members do not hold as is: escaped, another name, a longer or
+            // shorter one, a name that is not a member's value.
+            (#"{"type":"Feature","id":1,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"species":"species\u002d70"}}"#,
+             Self.names, false),
+            (#"{"type":"Feature","id":1,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"species":"species-7","x":"species-70\""}}"#,
+             Self.names, false),
+            (#"{"type":"Feature","id":1,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"species":"species-700"}}"#,
+             Self.names, false),
+            (#"{"type":"Feature","id":1,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"species":"species-70"#,
+             Self.names, false),
+            (#"{"type":"Feature","id":1,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"park","category":1}}"#,
+             Self.names, false),
+            (Self.withPhrases[0], FeatureTextNames.none, false),
+            // A name longer than the scratch space of an append.
+            (#"{"type":"Feature","id":9,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"species":""#
+                + String(repeating: "두루미", count: 200) + #""}}"#,
+             FeatureTextNames(species: SharedName(String(repeating: "두루미", count: 200))), true),
+        ] {
+            let kept = FeatureText(Self.bytes(text), names: names)
+            #expect(kept.isCut && kept.keepsNames == keepsNames, "\(text)")
+            #expect(kept.count(names: names) == text.utf8.count, "\(text)")
+            let (made, appended) = Self.readBack(kept, names: names)
+            #expect(String(decoding: made, as: UTF8.self) == text)
+            #expect(String(decoding: appended, as: UTF8.self) == "[x," + text)
+        }
     }
 
     @Test func recordsKeepTheirFeaturesCutAndAnswerThemWhole() throws {
@@ -184,5 +278,34 @@ struct FeatureTextTests {
         record.appendFeatureText(to: &output)
         #expect(String(decoding: output, as: UTF8.self) == written)
         #expect(written.hasPrefix(#"{"type":"Feature","id":"s7","geometry":{"type":"Point","coordinates":[126.9,37.5]},"#))
+        #expect(record.featureTextKeepsNames)
+    }
+
+    /// A record's text is kept without its species, observer or category and written with
+    /// them, from a feature, a flat record, a stored row and the record shown to others.
+    @Test func recordsWriteTheNamesTheirTextsAreKeptWithout() throws {
+        let uuid = "0b8e5d1c-7a2f-4c39-b6e1-5f0d9a3c2e71"
+        let sighting = try LayerRecord(json: .object(["id": "k1", "lon": 127.5, "lat": 37.2, "species": "노랑부리저어새",
+                                                      "count": 2, "observed_at": "2025-05-01T06:30:00+09:00",
+                                                      "observer_id": .string(uuid), "properties": ["note": "둥지 근처"]]),
+                                       kind: .sightings, layer: "test", index: 0)
+        let place = try LayerRecord(json: .object(["id": "p1", "lon": 127.4, "lat": 36.3, "name": "한밭수목원",
+                                                   "category": "수목원", "dwell_minutes": 40]),
+                                    kind: .places, layer: "test", index: 0)
+        for record in [sighting, place, sighting.generalized(), sighting.withholdingNote()] {
+            #expect(record.featureTextKeepsNames)
+            let text = String(decoding: record.featureText, as: UTF8.self)
+            #expect(text == record.feature.jsonString)
+            var output: [UInt8] = []
+            record.appendFeatureText(to: &output)
+            #expect(output == record.featureText)
+            let again = try LayerRecord(json: record.feature, kind: record.idKey == "p1" ? .places : .sightings,
+                                        layer: "test", index: 0, text: record.featureText)
+            #expect(again.featureText == record.featureText)
+        }
+        #expect(String(decoding: sighting.featureText, as: UTF8.self).contains(#""species":"노랑부리저어새""#))
+        #expect(String(decoding: sighting.featureText, as: UTF8.self).contains(#""observer_id":""# + uuid + "\""))
+        #expect(String(decoding: place.featureText, as: UTF8.self).contains(#""category":"수목원""#))
+        #expect(sighting.withholdingNote().ownerFeatureText == sighting.featureText)
     }
 }

@@ -12,11 +12,12 @@ import Testing
         #expect(Set(numbers).count == names.count)
         for (name, number) in zip(names, numbers) {
             #expect(number.text == name)
+            #expect(number.utf8.map(Array.init) == Array(name.utf8))
             #expect(SharedName(name) == number)
             #expect(SharedName.existing(name) == number)
             #expect(number != .none)
         }
-        #expect(SharedName(nil as String?) == .none && SharedName.none.text == nil)
+        #expect(SharedName(nil as String?) == .none && SharedName.none.text == nil && SharedName.none.utf8 == nil)
         #expect(SharedName.existing("never given \(run)") == nil)
         #expect(SharedName.existing("never given \(run)") == nil, "looking a name up does not add it")
     }
@@ -57,5 +58,6 @@ import Testing
         for numbers in seen { #expect(numbers == seen[0]) }
         #expect(Set(seen[0].values).count == names.count)
         #expect(seen[0].allSatisfy { $0.key == $0.value.text })
+        #expect(seen[0].allSatisfy { $0.value.utf8.map(Array.init) == Array($0.key.utf8) })
     }
 }
