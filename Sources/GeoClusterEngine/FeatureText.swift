@@ -14,8 +14,10 @@ import Foundation
 /// A member whose value is a name the record keeps as a number of the process's table
 /// (``SharedName``: a sighting's `species` and `observer_id`, a place's `category`) is kept
 /// as one byte too, its name and quotes included, when its text is the name as is
-/// (``FeatureTextNames``); putting it back reads the name from the table. So is an id that
-/// the record's id key gives as is (`"s7"` for the key `s7`, `12` for `#12`).
+/// (``FeatureTextNames``); putting it back reads the name from the table. So is a
+/// sighting's `observed_at` when its text is the one its time writes again (the usual
+/// `2025-05-01T06:30:00+09:00`), and an id that the record's id key gives as is (`"s7"` for
+/// the key `s7`, `12` for `#12`).
 /// The cut is checked byte for byte where it is made, so putting the fixed parts back
 /// gives the text given, whatever it holds.
 ///
@@ -302,8 +304,11 @@ struct FeatureText: @unchecked Sendable, Equatable {
 
     /// The byte of the first member kept with its name: `"species":"NAME"`; the next two
     /// `"observer_id":"NAME"` and `"category":"NAME"` (the order of
-    /// ``FeatureTextNames/Texts``), after the phrases' bytes.
+    /// ``FeatureTextNames/Texts``), after the phrases' bytes; then ``timeByte``.
     private static let firstNameByte = UInt8(phraseCount + 1)
+
+    /// The byte of `"observed_at":"TIME"`, the time as its instant and offset write it.
+    private static let timeByte = firstNameByte + 3
 
     /// The phrase that begins member `n` kept with its name.
     @inline(__always)
@@ -325,6 +330,9 @@ struct FeatureText: @unchecked Sendable, Equatable {
         default: nil
         }
     }
+
+    /// The phrase `"observed_at":"`.
+    private static let timePhrase = 2
 
     /// Writes `rest` with each phrase it holds as its byte, and each member whose value is
     /// one of `names` as is, with its name and closing quote, as the member's byte;
@@ -358,6 +366,10 @@ struct FeatureText: @unchecked Sendable, Equatable {
                 output[-1] = firstNameByte + UInt8(n)
                 position = end
                 keptNames = true
+            } else if k == timePhrase, let time = names.time, let end = match(time, in: rest, at: position - 1 + count) {
+                output[-1] = timeByte
+                position = end
+                keptNames = true
             } else {
                 output[-1] = UInt8(k + 1)
                 position += count - 1
@@ -377,6 +389,18 @@ struct FeatureText: @unchecked Sendable, Equatable {
               text[position + count] == UInt8(ascii: "\""),
               count == 0 || memcmp(base + position, name.baseAddress!, count) == 0 else { return nil }
         return position + count + 1
+    }
+
+    /// The position after `time`'s text and a closing quote when `text` holds them at
+    /// `position`.
+    @inline(__always)
+    private static func match(_ time: FeatureTextNames.Time, in text: UnsafeBufferPointer<UInt8>, at position: Int)
+        -> Int?
+    {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Timestamp.maxCanonicalLength) { buffer in
+            let count = time.write(to: buffer.baseAddress!) - buffer.baseAddress!
+            return match(UnsafeBufferPointer(rebasing: buffer[..<count]), in: text, at: position)
+        }
     }
 
     /// The phrase that `text` holds at `position`, if any.
@@ -408,6 +432,8 @@ struct FeatureText: @unchecked Sendable, Equatable {
         for byte in rest where byte < firstUnusedByte {
             if byte < firstNameByte {
                 count += phrase(Int(byte) - 1).utf8CodeUnitCount - 1
+            } else if byte == timeByte {
+                count += phrase(timePhrase).utf8CodeUnitCount + (names.time?.count ?? 0)
             } else {
                 let n = Int(byte - firstNameByte)
                 count += phrase(namePhrase(n)).utf8CodeUnitCount + (names[n]?.count ?? 0)
@@ -428,6 +454,11 @@ struct FeatureText: @unchecked Sendable, Equatable {
                 output += 1
             } else if byte < firstNameByte {
                 output = writePhrase(Int(byte) - 1, to: output)
+            } else if byte == timeByte {
+                output = writePhrase(timePhrase, to: output)
+                if let time = names.time { output = time.write(to: output) }
+                output.pointee = UInt8(ascii: "\"")
+                output += 1
             } else {
                 let n = Int(byte - firstNameByte)
                 output = writePhrase(namePhrase(n), to: output)
@@ -525,12 +556,37 @@ struct FeatureTextNames: Sendable, Equatable {
     var species: SharedName = .none
     var observer: SharedName = .none
     var category: SharedName = .none
+    /// A sighting's time, when its text is the one it writes again.
+    var time: Time?
 
     static let none = FeatureTextNames()
 
+    /// A time as the text `YYYY-MM-DDTHH:MM:SS` then `Z` or `±HH:MM` writes it
+    /// (``Timestamp/canonicalFields``).
+    struct Time: Sendable, Equatable {
+        let epochSeconds: Int64
+        let offsetMinutes: Int16
+        let marker: UInt8
+
+        init?(_ timestamp: Timestamp) {
+            guard let fields = timestamp.canonicalFields else { return nil }
+            (epochSeconds, offsetMinutes, marker) = fields
+        }
+
+        /// Bytes of the text.
+        var count: Int { marker == UInt8(ascii: "Z") ? 20 : 25 }
+
+        /// Writes the text (at most ``Timestamp/maxCanonicalLength`` bytes); returns the end.
+        func write(to output: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+            output + Timestamp.writeCanonicalText(
+                epochSeconds: epochSeconds, offsetMinutes: offsetMinutes, marker: marker,
+                into: UnsafeMutableBufferPointer(start: output, count: Timestamp.maxCanonicalLength))
+        }
+    }
+
     /// The id, and the names' bytes read from the table.
     var resolved: Texts {
-        Texts(id: id, species: species.utf8, observer: observer.utf8, category: category.utf8)
+        Texts(id: id, species: species.utf8, observer: observer.utf8, category: category.utf8, time: time)
     }
 
     /// The id alone, for a text kept without names.
@@ -543,6 +599,7 @@ struct FeatureTextNames: Sendable, Equatable {
         var species: UnsafeBufferPointer<UInt8>?
         var observer: UnsafeBufferPointer<UInt8>?
         var category: UnsafeBufferPointer<UInt8>?
+        var time: Time?
 
         static var none: Texts { Texts() }
 

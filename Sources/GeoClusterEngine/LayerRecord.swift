@@ -91,7 +91,9 @@ public struct LayerRecord: Sendable, Equatable {
 
     private static func textNames(_ idKey: String, _ fields: RecordFields, observer: SharedName) -> FeatureTextNames {
         switch fields {
-        case let .sighting(species, _, _): FeatureTextNames(id: idKey, species: species.shared, observer: observer)
+        case let .sighting(species, _, observedAt):
+            FeatureTextNames(id: idKey, species: species.shared, observer: observer,
+                             time: FeatureTextNames.Time(observedAt))
         case let .place(_, category, _): FeatureTextNames(id: idKey, observer: observer, category: category.shared)
         case .station, .point: FeatureTextNames(id: idKey, observer: observer)
         }

@@ -135,12 +135,12 @@ public struct Timestamp: Sendable, Hashable {
     }
 
     /// The length of the longest ``canonicalText``: `YYYY-MM-DDTHH:MM:SS+HH:MM`.
-    private static let maxCanonicalLength = 25
+    static let maxCanonicalLength = 25
 
     /// Writes ``canonicalText`` at the start of `bytes` (at least ``maxCanonicalLength``
     /// long) and returns its length.
-    private static func writeCanonicalText(epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8,
-                                           into bytes: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    static func writeCanonicalText(epochSeconds: Int64, offsetMinutes: Int16, marker: UInt8,
+                                   into bytes: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let local = epochSeconds + Int64(offsetMinutes) * 60
         let days = day(ofLocalSecond: local)
         let secondOfDay = Int(local - days * 86_400)

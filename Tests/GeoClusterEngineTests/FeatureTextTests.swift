@@ -213,9 +213,42 @@ struct FeatureTextTests {
         }
     }
 
+    /// A sighting's `observed_at` whose text its time writes again is kept as one byte;
+    /// another text of the same time, or a time other than the record's, is kept as given.
+    @Test func aTimeThatItsInstantWritesIsKeptAsOneByte() throws {
+        func text(_ time: String) -> String {
+            #"{"type":"Feature","id":1,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"species":"a","observed_at":""#
+                + time + #"","count":1}}"#
+        }
+        for (written, time, kept) in [
+            ("2025-05-01T06:30:00+09:00", "2025-05-01T06:30:00+09:00", true),
+            ("2025-05-01T06:30:00Z", "2025-05-01T06:30:00Z", true),
+            ("1999-12-31T23:59:59-03:30", "1999-12-31T23:59:59-03:30", true),
+            ("2025-05-01T06:30:00-00:00", "2025-05-01T06:30:00-00:00", true),
+            ("2025-05-01T06:30:00+09:00", "2025-05-01T06:30:01+09:00", false),
+            ("2025-05-01T06:30:00+09:00", "2025-04-30T21:30:00Z", false),
+            ("2025-05-01T06:30:00.5+09:00", "2025-05-01T06:30:00.5+09:00", false),
+            ("2025-05-01t06:30:00z", "2025-05-01t06:30:00z", false),
+        ] {
+            let names = FeatureTextNames(time: FeatureTextNames.Time(try Timestamp.parse(time)))
+            let keptText = FeatureText(Self.bytes(text(written)), names: names)
+            #expect(keptText.keepsNames == kept, "\(written) \(time)")
+            #expect(keptText.count(names: names) == text(written).utf8.count)
+            let (made, appended) = Self.readBack(keptText, names: names)
+            #expect(String(decoding: made, as: UTF8.self) == text(written))
+            #expect(String(decoding: appended, as: UTF8.self) == "[x," + text(written))
+            if kept {
+                // The time and its closing quote, less the byte the end of a time at +09:00 took.
+                let saved = written.utf8.count + 1 - (written.hasSuffix("+09:00") ? 6 : 0)
+                #expect(keptText.storedCount == FeatureText(Self.bytes(text(written))).storedCount - saved)
+            }
+        }
+    }
+
     /// Names of a sighting and a place of ``withPhrases`` (one made up, a name no text holds).
     static let names = FeatureTextNames(id: "s0", species: SharedName("species-70"), observer: SharedName("user-0"),
-                                        category: SharedName("park"))
+                                        category: SharedName("park"),
+                                        time: (try? Timestamp.parse("2025-05-01T06:30:00+09:00")).flatMap(FeatureTextNames.Time.init))
 
     /// A member whose value is one of the record's names is kept as one byte, its name
     /// included, when its text is the name as is; read back with the same names, the text
