@@ -6,8 +6,9 @@ import Foundation
 /// Records' features are written by one encoder, as
 /// `{"type":"Feature","id":ID,"geometry":{"type":"Point","coordinates":[X,Y]},"properties":…}`:
 /// 81 bytes of each (a third of a sighting's text) are always the same. A text of that
-/// form is kept as the id's text, the coordinates' text and the rest, with the lengths of
-/// the first two; any other text is kept whole. In the rest, the members' names of the
+/// form is kept as the id's text, the coordinates' text (two bytes to a byte: it holds
+/// only digits, signs, exponents, points and commas) and the rest, with the lengths of the
+/// first two; any other text is kept whole. In the rest, the members' names of the
 /// layer kinds (`"species":`, `"observed_at":`, …, ``phrase(_:)``) are kept as one byte
 /// each, a byte below 0x20, which JSON text never holds as itself (control characters
 /// inside strings are escaped); a rest that holds such a byte anyway is kept as given.
@@ -24,10 +25,13 @@ import Foundation
 /// Sendable unchecked for its storage, a `ManagedBuffer` (which is not `Sendable`): its
 /// bytes are written once, when the text is made, and only read afterwards.
 struct FeatureText: @unchecked Sendable, Equatable {
-    /// A header, then the text's parts: `[0]` for a text kept whole; `[1, 2 or 3, id length
-    /// (2 bytes, little-endian; ``idFromKey`` or ``idFromNumberKey`` for an id not kept),
-    /// coordinates length (2 bytes)]` for one kept in parts, 2 when the rest's phrases are
-    /// kept as one byte each, 3 when some of its members with their names are too.
+    /// A header, then the text's parts. `[0]` and the text for a text kept whole. For one
+    /// kept in parts, a first byte of flags (the form in its low two bits: 1, 2 when the
+    /// rest's phrases are kept as one byte each, 3 when some of its members with their
+    /// names are too; the id's in the next two, ``idKept``, ``idFromKey`` or
+    /// ``idFromNumberKey``), the id's length (2 bytes, little-endian) when it is kept, the
+    /// coordinates' length as text (2 bytes); then the id, the coordinates two bytes to a
+    /// byte (``coordinateNibble(_:)``) and the rest.
     private let storage: Bytes
 
     /// Bytes kept once, with their count: an array keeps its count and its capacity in 16
@@ -40,11 +44,25 @@ struct FeatureText: @unchecked Sendable, Equatable {
         a.storage === b.storage || a.storage.withBuffer { a in b.storage.withBuffer { b in a.elementsEqual(b) } }
     }
 
+    // Forms, in the low two bits of the first byte.
     private static let whole: UInt8 = 0
     private static let parts: UInt8 = 1
     private static let partsWithPhrases: UInt8 = 2
     private static let partsWithNames: UInt8 = 3
-    private static let partsHeader = 5
+
+    // How the id is kept, in the next two bits.
+    /// Kept, its length in the header.
+    private static let idKept: UInt8 = 0
+    /// Not kept: the key as a JSON string, between quotes (a string id without `#`).
+    private static let idFromKey: UInt8 = 1 << 2
+    /// Not kept: the key without its leading `#` (an integer id).
+    private static let idFromNumberKey: UInt8 = 2 << 2
+
+    @inline(__always)
+    private static func form(_ storage: UnsafeBufferPointer<UInt8>) -> UInt8 { storage[0] & 3 }
+
+    @inline(__always)
+    private static func idMode(_ storage: UnsafeBufferPointer<UInt8>) -> UInt8 { storage[0] & (3 << 2) }
 
     static let beforeID: StaticString = #"{"type":"Feature","id":"#
     static let beforeCoordinates: StaticString = #","geometry":{"type":"Point","coordinates":["#
@@ -89,54 +107,47 @@ struct FeatureText: @unchecked Sendable, Equatable {
             }
             let rest = UnsafeBufferPointer(rebasing: text[cut.rest])
             let id = UnsafeBufferPointer(rebasing: text[cut.id])
-            let idField = Self.idField(of: id, key: names.id) ?? cut.id.count
-            let keptID = idField >= Self.idFromNumberKey ? 0 : id.count
+            let coordinates = UnsafeBufferPointer(rebasing: text[cut.coordinates])
+            let idMode = Self.idMode(of: id, key: names.id)
             // Written to scratch space first, then copied to storage of its size: the rest
             // with its phrases is shorter than given.
-            let bound = Self.partsHeader + keptID + cut.coordinates.count + rest.count
+            let bound = 5 + id.count + coordinates.count + rest.count
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { scratch in
-                var output = scratch.baseAddress!
-                output[1] = UInt8(truncatingIfNeeded: idField)
-                output[2] = UInt8(truncatingIfNeeded: idField >> 8)
-                output[3] = UInt8(truncatingIfNeeded: cut.coordinates.count)
-                output[4] = UInt8(truncatingIfNeeded: cut.coordinates.count >> 8)
-                output += Self.partsHeader
-                if keptID > 0 { output = Self.copy(id, to: output) }
-                output = Self.copy(UnsafeBufferPointer(rebasing: text[cut.coordinates]), to: output)
+                var output = scratch.baseAddress! + 1
+                if idMode == Self.idKept {
+                    output = Self.writeLength(id.count, to: output)
+                }
+                output = Self.writeLength(coordinates.count, to: output)
+                if idMode == Self.idKept { output = Self.copy(id, to: output) }
+                output = Self.packing(coordinates, to: output)
+                let form: UInt8
                 if let (end, keptNames) = Self.keepingPhrases(rest, to: output, names: texts) {
-                    scratch[0] = keptNames ? Self.partsWithNames : Self.partsWithPhrases
+                    form = keptNames ? Self.partsWithNames : Self.partsWithPhrases
                     output = end
                 } else {
-                    scratch[0] = Self.parts
+                    form = Self.parts
                     output = Self.copy(rest, to: output)
                 }
+                scratch[0] = form | idMode
                 let kept = UnsafeBufferPointer(start: scratch.baseAddress, count: output - scratch.baseAddress!)
                 return Bytes.make(count: kept.count) { storage in _ = Self.copy(kept, to: storage) }
             }
         }
     }
 
-    // The id's field of the header: the length of the id's text kept, or one of these two
-    // for an id not kept, written from the record's id key (``LayerRecord/idKey``).
-
-    /// The id is the key as a JSON string, between quotes (a string id without `#`).
-    private static let idFromKey = 0xFFFF
-    /// The id is the key without its leading `#` (an integer id).
-    private static let idFromNumberKey = 0xFFFE
-
-    /// The id's field for an id whose text the key gives as is, `nil` otherwise.
-    private static func idField(of id: UnsafeBufferPointer<UInt8>, key: String) -> Int? {
-        key.utf8.withContiguousStorageIfAvailable { key -> Int? in
-            guard let first = key.first, let base = id.baseAddress else { return nil }
+    /// How the id is kept: not when the key gives its text as is.
+    private static func idMode(of id: UnsafeBufferPointer<UInt8>, key: String) -> UInt8 {
+        key.utf8.withContiguousStorageIfAvailable { key -> UInt8 in
+            guard let first = key.first, let base = id.baseAddress else { return idKept }
             if first != UInt8(ascii: "#") {
                 guard id.count == key.count + 2, id[0] == UInt8(ascii: "\""), id[id.count - 1] == UInt8(ascii: "\""),
-                      memcmp(base + 1, key.baseAddress!, key.count) == 0 else { return nil }
+                      memcmp(base + 1, key.baseAddress!, key.count) == 0 else { return idKept }
                 return idFromKey
             }
             guard key.count > 1, key[1] != UInt8(ascii: "#"), id.count == key.count - 1,
-                  memcmp(base, key.baseAddress! + 1, id.count) == 0 else { return nil }
+                  memcmp(base, key.baseAddress! + 1, id.count) == 0 else { return idKept }
             return idFromNumberKey
-        } ?? nil
+        } ?? idKept
     }
 
     /// The text, made again, with the id and names it was made with.
@@ -152,7 +163,7 @@ struct FeatureText: @unchecked Sendable, Equatable {
     /// Bytes of the text, with the id and names it was made with.
     func count(names: FeatureTextNames) -> Int {
         storage.withBuffer { storage in
-            Self.count(storage, names: storage[0] == Self.partsWithNames ? names.resolved : names.idOnly)
+            Self.count(storage, names: Self.form(storage) == Self.partsWithNames ? names.resolved : names.idOnly)
         }
     }
 
@@ -161,24 +172,26 @@ struct FeatureText: @unchecked Sendable, Equatable {
 
     /// Bytes of the text that `storage` keeps.
     private static func count(_ storage: UnsafeBufferPointer<UInt8>, names: FeatureTextNames.Texts) -> Int {
-        guard storage[0] != whole else { return storage.count - 1 }
-        let restStart = restStart(storage)
-        let rest = UnsafeBufferPointer(rebasing: storage[restStart...])
-        return idCount(storage, key: names.id) + coordinatesCount(storage) + fixedCount
-            + (storage[0] == parts ? rest.count : countWithPhrases(rest, names: names))
+        guard form(storage) != whole else { return storage.count - 1 }
+        let layout = Layout(storage)
+        let rest = UnsafeBufferPointer(rebasing: storage[layout.restStart...])
+        return idCount(storage, layout, key: names.id) + layout.coordinatesCount + fixedCount
+            + (form(storage) == parts ? rest.count : countWithPhrases(rest, names: names))
     }
 
     /// Whether the text is kept in parts (for tests).
-    var isCut: Bool { storage.withBuffer { $0[0] } != Self.whole }
+    var isCut: Bool { storage.withBuffer { Self.form($0) != Self.whole } }
 
     /// Whether the rest of the text is kept with its phrases as one byte each (for tests).
-    var keepsPhrases: Bool { storage.withBuffer { $0[0] } >= Self.partsWithPhrases }
+    var keepsPhrases: Bool { storage.withBuffer { Self.form($0) >= Self.partsWithPhrases } }
 
     /// Whether some members are kept with their names as one byte each (for tests).
-    var keepsNames: Bool { storage.withBuffer { $0[0] } == Self.partsWithNames }
+    var keepsNames: Bool { storage.withBuffer { Self.form($0) == Self.partsWithNames } }
 
     /// Whether the id is written from the record's key rather than kept (for tests).
-    var writesIDFromKey: Bool { storage.withBuffer { $0[0] != Self.whole && Self.idField($0) >= Self.idFromNumberKey } }
+    var writesIDFromKey: Bool {
+        storage.withBuffer { Self.form($0) != Self.whole && Self.idMode($0) != Self.idKept }
+    }
 
     /// Bytes kept, the header included (for tests).
     var storedCount: Int { storage.withBuffer { $0.count } }
@@ -187,21 +200,23 @@ struct FeatureText: @unchecked Sendable, Equatable {
     /// space, then appended in one copy.
     func append(to output: inout [UInt8], names: FeatureTextNames) {
         storage.withBuffer { storage in
-            guard storage[0] != Self.whole else {
+            let form = Self.form(storage)
+            guard form != Self.whole else {
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: storage[1...]))
                 return
             }
-            let rest = storage.count - Self.restStart(storage)
+            let layout = Layout(storage)
+            let rest = storage.count - layout.restStart
             // Most texts fit the stack's scratch space however many phrases their rest holds;
             // the others are measured first, as are those with names (read from the table
             // here, once).
-            let texts = storage[0] == Self.partsWithNames ? names.resolved : names.idOnly
-            let bound = storage[0] == Self.partsWithNames ? Self.count(storage, names: texts)
-                : Self.idCount(storage, key: names.id) + Self.coordinatesCount(storage) + Self.fixedCount
-                    + (storage[0] == Self.partsWithPhrases ? rest * Self.longestPhrase : rest)
+            let texts = form == Self.partsWithNames ? names.resolved : names.idOnly
+            let bound = form == Self.partsWithNames ? Self.count(storage, names: texts)
+                : Self.idCount(storage, layout, key: names.id) + layout.coordinatesCount + Self.fixedCount
+                    + (form == Self.partsWithPhrases ? rest * Self.longestPhrase : rest)
             let capacity = bound <= Self.scratchBytes ? Self.scratchBytes : Self.count(storage, names: texts)
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
-                let end = Self.write(storage, to: scratch.baseAddress!, names: texts)
+                let end = Self.write(storage, layout, to: scratch.baseAddress!, names: texts)
                 output.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: end - scratch.baseAddress!))
             }
         }
@@ -211,15 +226,12 @@ struct FeatureText: @unchecked Sendable, Equatable {
     private static let scratchBytes = 1024
 
     /// Writes a text kept in parts whole; returns the end.
-    private static func write(_ storage: UnsafeBufferPointer<UInt8>, to text: UnsafeMutablePointer<UInt8>,
+    private static func write(_ storage: UnsafeBufferPointer<UInt8>, _ layout: Layout, to text: UnsafeMutablePointer<UInt8>,
                               names: FeatureTextNames.Texts) -> UnsafeMutablePointer<UInt8>
     {
-        let idField = idField(storage)
-        let idEnd = partsHeader + (idField >= idFromNumberKey ? 0 : idField)
-        let restStart = restStart(storage)
-        let rest = UnsafeBufferPointer(rebasing: storage[restStart...])
+        let rest = UnsafeBufferPointer(rebasing: storage[layout.restStart...])
         var text = copy(beforeID, to: text)
-        switch idField {
+        switch idMode(storage) {
         case idFromKey:
             text.pointee = UInt8(ascii: "\"")
             text = copy(names.id, droppingFirst: 0, to: text + 1)
@@ -228,37 +240,98 @@ struct FeatureText: @unchecked Sendable, Equatable {
         case idFromNumberKey:
             text = copy(names.id, droppingFirst: 1, to: text)
         default:
-            text = copy(UnsafeBufferPointer(rebasing: storage[partsHeader..<idEnd]), to: text)
+            text = copy(UnsafeBufferPointer(rebasing: storage[layout.idStart..<layout.coordinatesStart]), to: text)
         }
         text = copy(beforeCoordinates, to: text)
-        text = copy(UnsafeBufferPointer(rebasing: storage[idEnd..<restStart]), to: text)
+        text = unpacking(storage, layout, to: text)
         text = copy(beforeRest, to: text)
-        return storage[0] == parts ? copy(rest, to: text) : puttingPhrases(rest, to: text, names: names)
+        return form(storage) == parts ? copy(rest, to: text) : puttingPhrases(rest, to: text, names: names)
+    }
+
+    /// Where a text kept in parts has its id, its coordinates and its rest.
+    private struct Layout {
+        let idStart: Int
+        let coordinatesStart: Int
+        /// Of the coordinates as text; they are kept in half as many bytes, rounded up.
+        let coordinatesCount: Int
+        let restStart: Int
+
+        @inline(__always)
+        init(_ storage: UnsafeBufferPointer<UInt8>) {
+            let idKept = FeatureText.idMode(storage) == FeatureText.idKept
+            let lengths = idKept ? 3 : 1
+            let idCount = idKept ? Int(storage[1]) | Int(storage[2]) << 8 : 0
+            coordinatesCount = Int(storage[lengths]) | Int(storage[lengths + 1]) << 8
+            idStart = lengths + 2
+            coordinatesStart = idStart + idCount
+            restStart = coordinatesStart + (coordinatesCount + 1) / 2
+        }
     }
 
     @inline(__always)
-    private static func idField(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
-        Int(storage[1]) | Int(storage[2]) << 8
-    }
-
-    @inline(__always)
-    private static func coordinatesCount(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
-        Int(storage[3]) | Int(storage[4]) << 8
+    private static func writeLength(_ count: Int, to output: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        output[0] = UInt8(truncatingIfNeeded: count)
+        output[1] = UInt8(truncatingIfNeeded: count >> 8)
+        return output + 2
     }
 
     /// Bytes of the id's text.
     @inline(__always)
-    private static func idCount(_ storage: UnsafeBufferPointer<UInt8>, key: String) -> Int {
-        switch idField(storage) {
+    private static func idCount(_ storage: UnsafeBufferPointer<UInt8>, _ layout: Layout, key: String) -> Int {
+        switch idMode(storage) {
         case idFromKey: key.utf8.count + 2
         case idFromNumberKey: max(key.utf8.count - 1, 0)
-        case let count: count
+        default: layout.coordinatesStart - layout.idStart
         }
     }
 
-    private static func restStart(_ storage: UnsafeBufferPointer<UInt8>) -> Int {
-        let idField = idField(storage)
-        return partsHeader + (idField >= idFromNumberKey ? 0 : idField) + coordinatesCount(storage)
+    // MARK: Coordinates two bytes to a byte
+
+    /// The bytes of coordinates' text (digits, `.`, `,`, `-`, `+`, `e`, `E`: all that the
+    /// cut lets through), by their number 0...15.
+    private static let coordinateBytes: StaticString = "0123456789.,-+eE"
+
+    /// The number of a byte of coordinates' text.
+    @inline(__always)
+    private static func coordinateNibble(_ byte: UInt8) -> UInt8 {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "."): 10
+        case UInt8(ascii: ","): 11
+        case UInt8(ascii: "-"): 12
+        case UInt8(ascii: "+"): 13
+        case UInt8(ascii: "e"): 14
+        default: 15
+        }
+    }
+
+    /// Writes `coordinates` two bytes to a byte, the first in the high half; returns the end.
+    private static func packing(_ coordinates: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        var output = output
+        var i = 0
+        while i < coordinates.count {
+            let high = coordinateNibble(coordinates[i]) << 4
+            let low = i + 1 < coordinates.count ? coordinateNibble(coordinates[i + 1]) : 0
+            output.pointee = high | low
+            output += 1
+            i += 2
+        }
+        return output
+    }
+
+    /// Writes the coordinates' text back; returns the end.
+    @inline(__always)
+    private static func unpacking(_ storage: UnsafeBufferPointer<UInt8>, _ layout: Layout,
+                                  to output: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    {
+        let bytes = coordinateBytes.utf8Start
+        for i in 0..<layout.coordinatesCount {
+            let packed = storage[layout.coordinatesStart + i >> 1]
+            output[i] = bytes[Int(i & 1 == 0 ? packed >> 4 : packed & 15)]
+        }
+        return output + layout.coordinatesCount
     }
 
     /// Copies `text`'s bytes but the first `dropped`; returns the end.
@@ -508,7 +581,7 @@ struct FeatureText: @unchecked Sendable, Equatable {
         }
         let coordinates = coordinatesStart..<position
         guard let restStart = match(beforeRest, in: text, at: position),
-              id.count < idFromNumberKey, coordinates.count < Int(UInt16.max) else { return nil }
+              id.count < Int(UInt16.max), coordinates.count < Int(UInt16.max) else { return nil }
         return (id, coordinates, restStart..<text.count)
     }
 

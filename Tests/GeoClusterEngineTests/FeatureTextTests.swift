@@ -60,9 +60,9 @@ struct FeatureTextTests {
         #expect((0..<FeatureText.phraseCount).map { FeatureText.phrase($0).utf8CodeUnitCount }.max()
                 == FeatureText.longestPhrase)
         let sighting = FeatureText(Self.bytes(Self.withPhrases[0]))
-        // The header, "s0", the coordinates, and the rest (100 bytes) with 11 + 8 + 15 + 15 + 7
-        // of them kept as 5.
-        #expect(sighting.storedCount == 5 + 4 + 20 + (100 - 56 + 5))
+        // The header, "s0", the coordinates (20 bytes) two to a byte, and the rest (100 bytes)
+        // with 11 + 8 + 15 + 15 + 7 of them kept as 5.
+        #expect(sighting.storedCount == 5 + 4 + 10 + (100 - 56 + 5))
     }
 
     /// A rest holding bytes that stand for phrases is kept as given.
@@ -122,23 +122,33 @@ struct FeatureTextTests {
         }
     }
 
-    /// Parts longer than the header can say are kept whole, not cut short (the id's
-    /// longest, 65,533 bytes, is two short of the field's largest value, which say that the
-    /// id is written from the record's key).
+    /// Coordinates are kept two bytes to a byte, whatever bytes of numbers they hold and
+    /// however many.
+    @Test func coordinatesAreKeptInHalfTheBytes() {
+        for coordinates in ["126.9,37.5", "1,2", "-0.5,1e-7,12", "1E+300,-2.5e-3", "0123456789.,-+eE", "7", "",
+                            String(repeating: "12.5,", count: 500) + "3"] {
+            let text = #"{"type":"Feature","id":1,"geometry":{"type":"Point","coordinates":["# + coordinates
+                + #"]},"properties":null}"#
+            let kept = FeatureText(Self.bytes(text))
+            #expect(kept.isCut && kept.text == Self.bytes(text), "\(coordinates)")
+            // The header, the id, the coordinates and `null}`.
+            #expect(kept.storedCount == 5 + 1 + (coordinates.utf8.count + 1) / 2 + 5, "\(coordinates)")
+        }
+    }
+
+    /// Parts longer than the header can say are kept whole, not cut short.
     @Test func longPartsAreKeptWhole() {
         let longID = String(repeating: "a", count: Int(UInt16.max))
         let longCoordinates = String(repeating: "1,", count: 40_000) + "1"
         for text in [
             #"{"type":"Feature","id":""# + longID + #"","geometry":{"type":"Point","coordinates":[1,2]},"properties":null}"#,
-            #"{"type":"Feature","id":""# + String(repeating: "a", count: Int(UInt16.max) - 3)
-                + #"","geometry":{"type":"Point","coordinates":[1,2]},"properties":null}"#,
             #"{"type":"Feature","id":7,"geometry":{"type":"Point","coordinates":["# + longCoordinates + #"]},"properties":null}"#,
         ] {
             let kept = FeatureText(Self.bytes(text))
             #expect(!kept.isCut)
             #expect(kept.text == Self.bytes(text))
         }
-        let justShort = #"{"type":"Feature","id":""# + String(repeating: "a", count: Int(UInt16.max) - 4)
+        let justShort = #"{"type":"Feature","id":""# + String(repeating: "a", count: Int(UInt16.max) - 3)
             + #"","geometry":{"type":"Point","coordinates":[1,2]},"properties":null}"#
         let kept = FeatureText(Self.bytes(justShort))
         #expect(kept.isCut)
@@ -208,7 +218,8 @@ struct FeatureTextTests {
             #expect(String(decoding: made, as: UTF8.self) == text(id))
             #expect(String(decoding: appended, as: UTF8.self) == "[x," + text(id))
             if fromKey {
-                #expect(kept.storedCount == FeatureText(Self.bytes(text(id))).storedCount - id.utf8.count)
+                // The id, and its length in the header.
+                #expect(kept.storedCount == FeatureText(Self.bytes(text(id))).storedCount - id.utf8.count - 2)
             }
         }
     }
