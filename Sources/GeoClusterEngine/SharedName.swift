@@ -126,8 +126,8 @@ public struct RecordName: Sendable, Hashable, ExpressibleByStringLiteral, Custom
 
 /// The UTF-8 bytes of a shard's names by index, for reading without its lock: chunks of
 /// 4,096 pointers, each to a name's length (4 bytes) and bytes, from a directory that
-/// covers every index a 32-bit number can have (2^16 chunks; `calloc`'d, so its untouched
-/// pages take no memory). Nothing is ever freed or moved, as names are never taken back:
+/// covers every index a 32-bit number can have (2^16 chunks, 512 KB; mapped, so its
+/// untouched pages take no memory). Nothing is ever freed or moved, as names are never taken back:
 /// a pointer read once stays valid. Written only under the shard's lock, each slot once,
 /// before the name's number is given out.
 private final class NameBytes: @unchecked Sendable {
@@ -138,8 +138,13 @@ private final class NameBytes: @unchecked Sendable {
     private let directory: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeRawPointer?>?>
 
     init() {
-        directory = calloc(Self.chunks, MemoryLayout<UnsafeMutablePointer<UnsafeRawPointer?>?>.stride)!
-            .bindMemory(to: UnsafeMutablePointer<UnsafeRawPointer?>?.self, capacity: Self.chunks)
+        // Mapped rather than allocated: a `calloc` from the heap may clear (and so touch)
+        // every page, where a mapping's pages are zero until written.
+        let stride = MemoryLayout<UnsafeMutablePointer<UnsafeRawPointer?>?>.stride
+        let mapped = mmap(nil, Self.chunks * stride, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        let memory = mapped.flatMap { $0 == UnsafeMutableRawPointer(bitPattern: -1) ? nil : $0 }
+            ?? calloc(Self.chunks, stride)!
+        directory = memory.bindMemory(to: UnsafeMutablePointer<UnsafeRawPointer?>?.self, capacity: Self.chunks)
     }
 
     /// Keeps `text`'s bytes at `index` (under the shard's lock).
