@@ -649,11 +649,11 @@ struct FeatureTextNames: Sendable, Equatable {
         /// Bytes of the text.
         var count: Int { marker == UInt8(ascii: "Z") ? 20 : 25 }
 
-        /// Writes the text (at most ``Timestamp/maxCanonicalLength`` bytes); returns the end.
+        /// Writes the text (``count`` bytes); returns the end.
         func write(to output: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
             output + Timestamp.writeCanonicalText(
                 epochSeconds: epochSeconds, offsetMinutes: offsetMinutes, marker: marker,
-                into: UnsafeMutableBufferPointer(start: output, count: Timestamp.maxCanonicalLength))
+                into: UnsafeMutableBufferPointer(start: output, count: count))
         }
     }
 
