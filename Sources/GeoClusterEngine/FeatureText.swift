@@ -160,7 +160,7 @@ struct FeatureText: @unchecked Sendable, Equatable {
     /// The text of one made without an id or names (for tests).
     var text: [UInt8] { text(names: .none) }
 
-    /// Bytes of the text, with the id and names it was made with.
+    /// Bytes of the text, with the id and names it was made with (for tests).
     func count(names: FeatureTextNames) -> Int {
         storage.withBuffer { storage in
             Self.count(storage, names: Self.form(storage) == Self.partsWithNames ? names.resolved : names.idOnly)
@@ -673,8 +673,6 @@ struct FeatureTextNames: Sendable, Equatable {
         var observer: UnsafeBufferPointer<UInt8>?
         var category: UnsafeBufferPointer<UInt8>?
         var time: Time?
-
-        static var none: Texts { Texts() }
 
         subscript(member: Int) -> UnsafeBufferPointer<UInt8>? {
             switch member {
