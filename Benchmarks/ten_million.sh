@@ -27,7 +27,8 @@
 #   acknowledged, write p50/p99, and the viewports' p99 meanwhile;
 # - with --by-zoom, after the one-client run: Benchmarks/views_by_zoom.py for --duration
 #   (one client's latency per zoom and the server's CPU per view);
-# - memory at the end: VmRSS and VmHWM, and VmRSS per point.
+# - memory at the end: VmRSS and VmHWM, VmRSS per point, and the kept display groups'
+#   items, budget and heap memory (from /metrics).
 # From the resident memory per point (the growth between the smallest and the largest
 # count) it estimates the points this machine's memory would hold (MemTotal less 2 GiB).
 #
@@ -186,6 +187,10 @@ PYTHON
     rss=$(memory_mb "$server" VmRSS); peak=$(memory_mb "$server" VmHWM)
     per_point=$(awk -v r="$rss" -v n="$count" 'BEGIN { printf "%.0f", r * 1048576 / n }')
     echo "  memory: resident $rss MB, peak $peak MB, $per_point bytes per point"
+    curl -fs "http://127.0.0.1:$port/metrics" | awk '
+        /^geocluster_layer_kept_items\{/ { items = $2 } /^geocluster_layer_kept_items_budget\{/ { budget = $2 }
+        /^geocluster_layer_kept_bytes\{/ { bytes = $2 }
+        END { if (budget) printf "  kept groups: %d items of a budget of %d, %d MB\n", items, budget, bytes / 1048576 }'
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
     printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$count" "$ready" "$ready_cpu" \
         "$ready_peak" "$rate" "$p50" "$p99" "$cpu_per_request" "$one_p50" "$one_p99" "$rss_views" "$write_rate" "$write_p50" \

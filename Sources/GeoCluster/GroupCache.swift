@@ -39,7 +39,7 @@ final class GroupCache: Sendable {
         /// within the 5 x 5 blocks around it), and the items still hold; a few, and only
         /// those are gathered again, the others taken from here (see
         /// `LiveClusterIndex+Edges.swift`).
-        let cells: LiveClusterIndex.Grid?
+        let cells: LiveClusterIndex.KeptCells?
         let nodes: [QuadNode?]
         /// In an entry of a block's items after merges: `nil` when every item's merges
         /// were looked for; otherwise the part of the block (projected units) whose items'
@@ -60,20 +60,28 @@ final class GroupCache: Sendable {
             checkedRoot.store(root, ordering: .relaxed)
         }
 
-        init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int] = [], merging: [Int] = [],
+        convenience init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int] = [], merging: [Int] = [],
              merged: LiveClusterIndex.Items = LiveClusterIndex.Items(), foreignBlocks: [UInt64] = [],
              cells: LiveClusterIndex.Grid? = nil, nodes: [QuadNode?] = [], scope: LiveClusterIndex.UnitRect? = nil) {
-            self.stamp = stamp
             // Kept for many queries: without the room that forming them reserved (the
             // cells' array is reserved for every contribution to them, often several
             // times as many as the cells). Items already trimmed keep their storage.
-            self.items = items.trimmed()
+            self.init(stamp: stamp, items: items.trimmed(), edges: edges, merging: merging, merged: merged.trimmed(),
+                      foreignBlocks: foreignBlocks, keptCells: cells.map(LiveClusterIndex.KeptCells.init), nodes: nodes,
+                      scope: scope)
+        }
+
+        private init(stamp: BlockStamp, items: LiveClusterIndex.Items, edges: [Int], merging: [Int],
+                     merged: LiveClusterIndex.Items, foreignBlocks: [UInt64], keptCells: LiveClusterIndex.KeptCells?,
+                     nodes: [QuadNode?], scope: LiveClusterIndex.UnitRect?) {
+            self.stamp = stamp
+            self.items = items
             self.edges = edges
             self.merging = merging
-            self.merged = merged.trimmed()
+            self.merged = merged
             self.foreignStart = merged.features.count - foreignBlocks.count
             self.foreignBlocks = foreignBlocks
-            self.cells = cells?.trimmed()
+            self.cells = keptCells
             self.nodes = nodes
             self.scope = scope
         }
@@ -81,7 +89,7 @@ final class GroupCache: Sendable {
         /// The same items under a new stamp.
         func restamped(_ stamp: BlockStamp, nodes: [QuadNode?]) -> Entry {
             Entry(stamp: stamp, items: items, edges: edges, merging: merging, merged: merged,
-                  foreignBlocks: foreignBlocks, cells: cells, nodes: nodes, scope: scope)
+                  foreignBlocks: foreignBlocks, keptCells: cells, nodes: nodes, scope: scope)
         }
 
         /// What the entry counts for in the budget: its items, merged clusters and kept
@@ -91,6 +99,26 @@ final class GroupCache: Sendable {
         /// What an entry of a block's items after merges counts for while the block's
         /// entry of groups holds the same items: its merged clusters, at least one.
         var sizeBeside: Int { max(1, merged.features.count) }
+
+        /// The heap memory the entry takes, its items' storage included.
+        var bytes: Int { bytesBeside + items.storageBytes }
+
+        /// The heap memory the entry takes besides its items' storage: the entry itself
+        /// and its other arrays.
+        var bytesBeside: Int {
+            Self.objectBytes + edges.storageBytes + merging.storageBytes + merged.storageBytes
+                + foreignBlocks.storageBytes + (cells?.storageBytes ?? 0) + nodes.storageBytes
+        }
+
+        /// The entry object: the object header and its stored properties, as malloc
+        /// rounds them.
+        static var objectBytes: Int {
+            let fields = MemoryLayout<BlockStamp>.stride + 2 * MemoryLayout<LiveClusterIndex.Items>.stride
+                + 3 * MemoryLayout<[Int]>.stride + MemoryLayout<Int>.stride + MemoryLayout<LiveClusterIndex.KeptCells?>.stride
+                + MemoryLayout<[QuadNode?]>.stride + MemoryLayout<LiveClusterIndex.UnitRect?>.stride
+                + MemoryLayout<UInt64>.stride
+            return (16 + fields + 15) & ~15
+        }
     }
 
     /// The bit of a key that tells an entry of a block's items after merges from the
@@ -103,11 +131,15 @@ final class GroupCache: Sendable {
         let entry: Entry
         let size: Int
         let shares: Bool
+
+        /// The heap memory it adds: without the items it shares.
+        var bytes: Int { shares ? entry.bytesBeside : entry.bytes }
     }
 
     private struct State {
         var entries: [UInt64: Kept] = [:]
         var size = 0
+        var bytes = 0
         var updates = 0
         /// Keys of the entries prepared ahead of the first queries, whatever entry now
         /// holds them.
@@ -119,11 +151,13 @@ final class GroupCache: Sendable {
         mutating func remove(_ key: UInt64, keeping: LiveClusterIndex.Items? = nil, into dropped: inout [Entry]) {
             guard let old = entries.removeValue(forKey: key) else { return }
             size -= old.size
+            bytes -= old.bytes
             dropped.append(old.entry)
             guard key & resolvedBit == 0, let partner = entries[key | resolvedBit], partner.shares else { return }
             if let keeping, keeping.sharesStorage(with: partner.entry.items) { return }
             entries.removeValue(forKey: key | resolvedBit)
             size -= partner.size
+            bytes -= partner.bytes
             dropped.append(partner.entry)
         }
 
@@ -143,6 +177,7 @@ final class GroupCache: Sendable {
             let kept = charge(entry, for: key)
             entries[key] = kept
             size += kept.size
+            bytes += kept.bytes
         }
 
         /// Drops about half of the entries (each other one in the table's order), of
@@ -264,9 +299,10 @@ final class GroupCache: Sendable {
         state.withLock { $0.protected.count }
     }
 
-    /// Entries and items kept; for tests and measurements.
-    var usage: (entries: Int, items: Int) {
-        state.withLock { ($0.entries.count, $0.size) }
+    /// Entries, items and the heap memory they take (``Entry/bytes``, an estimate that
+    /// counts each array's storage once); for tests and measurements.
+    var usage: (entries: Int, items: Int, bytes: Int) {
+        state.withLock { ($0.entries.count, $0.size, $0.bytes) }
     }
 }
 
@@ -288,6 +324,10 @@ struct BlockStamp: Sendable, Equatable {
 }
 
 extension Array {
+    /// The heap memory the array's storage takes: the room for its elements and the
+    /// header (none for an empty array, which takes no storage of its own).
+    var storageBytes: Int { capacity == 0 ? 0 : 32 + capacity * MemoryLayout<Element>.stride }
+
     /// The elements in storage of their size, if the array has room for more than an
     /// eighth more; otherwise the array itself.
     func trimmed() -> [Element] {
@@ -308,6 +348,12 @@ extension LiveClusterIndex.Items {
             && same(partitionCounts, other.partitionCounts)
     }
 
+    /// The heap memory of the items' arrays.
+    var storageBytes: Int {
+        features.storageBytes + summaries.storageBytes + partitionCounts.storageBytes + positions.storageBytes
+            + groups.storageBytes
+    }
+
     /// The items with every array ``Array/trimmed()``.
     func trimmed() -> Self {
         var items = self
@@ -317,15 +363,5 @@ extension LiveClusterIndex.Items {
         items.positions = positions.trimmed()
         items.groups = groups.trimmed()
         return items
-    }
-}
-
-extension LiveClusterIndex.Grid {
-    /// The grid with its cells and counts ``Array/trimmed()``.
-    func trimmed() -> Self {
-        var grid = self
-        grid.cells = cells.trimmed()
-        grid.histogram = histogram.trimmed()
-        return grid
     }
 }

@@ -276,7 +276,7 @@ extension LiveClusterIndex {
 
     /// A block's cells' totals after changes: those of `old`, with the `changed` cells
     /// (`dirty` by position in the block) gathered again.
-    func patched(_ old: Grid, changed: [(x: UInt32, y: UInt32)], dirty: [Bool], zoom z: Int,
+    func patched(_ old: KeptCells, changed: [(x: UInt32, y: UInt32)], dirty: [Bool], zoom z: Int,
                  x0: UInt32, y0: UInt32, x1: UInt32) -> Grid {
         let width = Int(x1 - x0) + 1
         var contributions: [Contribution] = []
@@ -290,6 +290,13 @@ extension LiveClusterIndex {
         func append(_ cell: GridCell, of source: Grid) {
             var cell = cell
             result.append(&cell, histogram: source.histogram[cell.histogramStart..<cell.histogramEnd])
+        }
+        func append(_ cell: GridCell, of source: KeptCells) {
+            var unpacked = cell
+            unpacked.histogramStart = result.histogram.count
+            source.appendCounts(of: cell, to: &result.histogram)
+            unpacked.histogramEnd = result.histogram.count
+            result.cells.append(unpacked)
         }
         var i = 0, j = 0
         while i < old.cells.count || j < fresh.cells.count {
@@ -839,10 +846,12 @@ extension LiveClusterIndex {
         return [groupKey(zoom: z, bx, by), resolvedKey(zoom: z, bx, by)]
     }
 
-    /// Items the kept display groups hold now (shared by every version of the index) and
-    /// may hold (``LiveClusterOptions/keptItems``): for sizing that option.
-    public var keptItems: (held: Int, budget: Int) {
-        (groupCache.usage.items, keptBudget)
+    /// Items the kept display groups hold now (shared by every version of the index),
+    /// may hold (``LiveClusterOptions/keptItems``), and the heap memory they take (an
+    /// estimate from their arrays' sizes): for sizing that option.
+    public var keptItems: (held: Int, budget: Int, bytes: Int) {
+        let usage = groupCache.usage
+        return (usage.items, keptBudget, usage.bytes)
     }
 
     /// Items the kept groups may hold (``GroupCache/keep(_:for:budget:root:)``): the

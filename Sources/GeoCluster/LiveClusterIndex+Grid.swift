@@ -410,6 +410,100 @@ extension LiveClusterIndex {
         }
     }
 
+    /// A block's cells' totals as a kept entry holds them (``GroupCache/Entry/cells``):
+    /// read only when the block is formed again after a change, so its counts by
+    /// partition, most of its memory (a dense block's cell holds dozens), are packed:
+    /// for each, the partition less the one before it in the cell, the count, and the
+    /// weight less the count, as variable-length integers (signed ones zigzagged), about
+    /// 4 bytes where a ``PartitionTotal`` takes 16.
+    struct KeptCells: Sendable {
+        /// Cells by row, then column; a cell's histogram range is that of its counts'
+        /// bytes in `packed`.
+        let cells: [GridCell]
+        let packed: [UInt8]
+
+        init(_ grid: Grid) {
+            var cells: [GridCell] = []
+            cells.reserveCapacity(grid.cells.count)
+            var packed: [UInt8] = []
+            packed.reserveCapacity(grid.histogram.count * 4)
+            for var cell in grid.cells {
+                let start = packed.count
+                var previous = 0
+                for total in grid.histogram[cell.histogramStart..<cell.histogramEnd] {
+                    Self.append(Self.zigzag(total.partition &- previous), to: &packed)
+                    Self.append(UInt64(total.count), to: &packed)
+                    Self.append(Self.zigzag(total.weight &- total.count), to: &packed)
+                    previous = total.partition
+                }
+                cell.histogramStart = start
+                cell.histogramEnd = packed.count
+                cells.append(cell)
+            }
+            self.cells = cells
+            self.packed = packed.trimmed()
+        }
+
+        /// Appends the counts by partition of `cell`, one of ``cells``, to `histogram`.
+        func appendCounts(of cell: GridCell, to histogram: inout [PartitionTotal]) {
+            packed.withUnsafeBufferPointer { bytes in
+                var i = cell.histogramStart
+                var partition = 0
+                func next() -> UInt64 {
+                    var value: UInt64 = 0, shift: UInt64 = 0
+                    while true {
+                        let byte = bytes[i]
+                        i += 1
+                        value |= UInt64(byte & 0x7f) << shift
+                        if byte < 0x80 { return value }
+                        shift += 7
+                    }
+                }
+                while i < cell.histogramEnd {
+                    partition &+= Self.unzigzag(next())
+                    let count = Int(next())
+                    let weight = count &+ Self.unzigzag(next())
+                    histogram.append(PartitionTotal(partition: partition, count: count, weight: weight))
+                }
+            }
+        }
+
+        /// The cells with their counts unpacked.
+        var grid: Grid {
+            var grid = Grid(cells: [], histogram: [])
+            grid.cells.reserveCapacity(cells.count)
+            for cell in cells {
+                var unpacked = cell
+                unpacked.histogramStart = grid.histogram.count
+                appendCounts(of: cell, to: &grid.histogram)
+                unpacked.histogramEnd = grid.histogram.count
+                grid.cells.append(unpacked)
+            }
+            grid.index()
+            return grid
+        }
+
+        /// The heap memory of the cells and their packed counts.
+        var storageBytes: Int { cells.storageBytes + packed.storageBytes }
+
+        private static func zigzag(_ value: Int) -> UInt64 {
+            UInt64(bitPattern: Int64(value) << 1 ^ Int64(value) >> 63)
+        }
+
+        private static func unzigzag(_ value: UInt64) -> Int {
+            Int(Int64(bitPattern: value >> 1) ^ (0 &- Int64(bitPattern: value & 1)))
+        }
+
+        private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+            var value = value
+            while value >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+                value >>= 7
+            }
+            bytes.append(UInt8(value))
+        }
+    }
+
     /// Gathers per-cell totals at zoom `z` within the range of grid cells, over the
     /// filter's partitions.
     func collect(zoom z: Int, x0: UInt32, y0: UInt32, x1: UInt32, y1: UInt32, filter: LiveFilter,

@@ -31,9 +31,9 @@ public enum EngineLayer: Sendable {
     /// Wall-clock seconds the layer's index took to build when it was loaded.
     public var buildSeconds: Double { current.buildSeconds }
     public var summary: JSONValue { current.summary }
-    /// For a live layer, the items its kept display groups hold and may hold
-    /// (``LiveClusterIndex/keptItems``); `nil` for a radius layer.
-    public var keptItems: (held: Int, budget: Int)? {
+    /// For a live layer, the items its kept display groups hold and may hold, and the
+    /// memory they take (``LiveClusterIndex/keptItems``); `nil` for a radius layer.
+    public var keptItems: (held: Int, budget: Int, bytes: Int)? {
         if case let .live(store) = self { store.layer.index.keptItems } else { nil }
     }
 }

@@ -179,6 +179,11 @@ public final class RequestMetrics: Sendable {
         for (name, items) in kept {
             out += "geocluster_layer_kept_items_budget{layer=\"\(Self.escape(name))\"} \(items.budget)\n"
         }
+        out += "# HELP geocluster_layer_kept_bytes Heap memory a live layer's kept display groups take (estimated from the sizes of their arrays).\n"
+        out += "# TYPE geocluster_layer_kept_bytes gauge\n"
+        for (name, items) in kept {
+            out += "geocluster_layer_kept_bytes{layer=\"\(Self.escape(name))\"} \(items.bytes)\n"
+        }
         return out
     }
 

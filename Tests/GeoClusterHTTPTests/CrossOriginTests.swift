@@ -140,22 +140,32 @@ struct MetricsTests {
         }
     }
 
-    /// A live layer's kept display groups: what they hold grows once a view forms a
-    /// block, and their budget is the layer's; a radius layer has neither.
+    /// A live layer's kept display groups: what they hold, and the memory they take,
+    /// grow once a view forms a block, and their budget is the layer's; a radius layer
+    /// has none of these.
     @Test func reportsWhatLiveLayersKeep() async throws {
         let api = GeoClusterAPI(engine: try WritableSample.engine())
         try await Application(router: api.makeRouter()).test(.router) { client in
             func kept() async throws -> [Substring] {
-                try await client.get("/metrics").text.split(separator: "\n").filter { $0.contains("kept_items") }
+                try await client.get("/metrics").text.split(separator: "\n").filter { $0.contains("_kept_") }
+            }
+            func value(_ name: String, in lines: [Substring]) throws -> Int {
+                let line = try #require(lines.first { $0.hasPrefix(#"\#(name){layer="places"} "#) }, "\(lines)")
+                return try #require(Int(line.split(separator: " ").last ?? ""), "\(line)")
             }
             let before = try await kept()
             #expect(before.contains(#"geocluster_layer_kept_items{layer="places"} 0"#), "\(before)")
             #expect(before.contains(#"geocluster_layer_kept_items_budget{layer="places"} 65536"#), "\(before)")
+            #expect(before.contains(#"geocluster_layer_kept_bytes{layer="places"} 0"#), "\(before)")
             #expect(!before.contains { $0.contains(#"layer="stations""#) }, "\(before)")
             // A view of a few blocks (a view over more than 1,024 blocks forms one grid and keeps nothing).
             #expect(try await client.get("/v1/layers/places/clusters?bbox=126.97,37.56,126.98,37.57&zoom=12").status == .ok)
-            let line = try #require(try await kept().first { $0.hasPrefix(#"geocluster_layer_kept_items{layer="places"} "#) })
-            #expect((Int(line.split(separator: " ").last ?? "") ?? 0) > 0, "\(line)")
+            let after = try await kept()
+            let items = try value("geocluster_layer_kept_items", in: after)
+            let bytes = try value("geocluster_layer_kept_bytes", in: after)
+            #expect(items > 0)
+            // Each item's feature, position and group take 60 bytes, besides the entry's own.
+            #expect(bytes > 60 * items, "\(after)")
         }
     }
 

@@ -564,8 +564,43 @@ struct LiveClusterViewTests {
         #expect(entry.items.positions.capacity < 20 && entry.items.groups.capacity < 20)
         #expect(entry.items.summaries.capacity < 20)
         #expect(entry.cells?.cells.count == 20 && (entry.cells?.cells.capacity ?? 0) < 40)
-        #expect(entry.cells?.histogram.count == 20 && (entry.cells?.histogram.capacity ?? 0) < 40)
-        #expect(entry.cells?.cells.last?.slot == 3 && entry.cells?.histogram.last?.partition == 4)
+        #expect(entry.cells?.grid.histogram.count == 20 && (entry.cells?.packed.capacity ?? 0) < 80)
+        #expect(entry.cells?.cells.last?.slot == 3 && entry.cells?.grid.histogram.last?.partition == 4)
+    }
+
+    /// A kept block's cells' counts by partition, packed, unpack to the same totals, in
+    /// the same order, whatever their values: partitions up and down, counts and weights
+    /// at their extremes (weights below the count, negative, `Int.min` and `Int.max`).
+    @Test func keptCellsUnpackToTheTotalsTheyWereMadeFrom() {
+        var generator = JSONValueTests.SplitMix64(seed: 17)
+        let extremes = [0, 1, 127, 128, 16_383, 16_384, Int(UInt32.max), Int(Int32.max), -1, Int.min, Int.max]
+        var grid = LiveClusterIndex.Grid(cells: [], histogram: [])
+        var packedTotals = 0
+        for c in 0..<300 {
+            var cell = LiveClusterIndex.GridCell(x: UInt32(c % 17), y: UInt32(c / 17), aggregate: NodeAggregate(),
+                                                 slot: UInt32(c), coordinate: Coordinate(longitude: 1, latitude: 2),
+                                                 histogramStart: 0, histogramEnd: 0)
+            var totals: [PartitionTotal] = []
+            for _ in 0..<Int(generator.next() % 40) {
+                let partition = Int(generator.next() % UInt64(LiveClusterIndex.maxPartitions))
+                let count = generator.next() % 4 == 0 ? Int(UInt32.max) : Int(generator.next() % 1_000)
+                let weight = generator.next() % 3 == 0 ? extremes[Int(generator.next() % UInt64(extremes.count))]
+                    : count + Int(generator.next() % 5_000)
+                totals.append(PartitionTotal(partition: partition, count: count, weight: weight))
+            }
+            packedTotals += totals.count
+            grid.append(&cell, histogram: totals[...])
+        }
+        let kept = LiveClusterIndex.KeptCells(grid)
+        let unpacked = kept.grid
+        #expect(unpacked.cells.count == grid.cells.count && unpacked.histogram == grid.histogram)
+        for (a, b) in zip(unpacked.cells, grid.cells) {
+            #expect(a.x == b.x && a.y == b.y && a.slot == b.slot)
+            #expect(Array(unpacked.histogram[a.histogramStart..<a.histogramEnd])
+                    == Array(grid.histogram[b.histogramStart..<b.histogramEnd]))
+        }
+        print("kept cells: \(packedTotals) totals in \(kept.packed.count) bytes")
+        #expect(kept.packed.count < packedTotals * 16)
     }
 
     /// A query over many blocks with a feature limit is formed part by part: without
