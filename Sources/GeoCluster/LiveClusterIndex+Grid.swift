@@ -415,7 +415,7 @@ extension LiveClusterIndex {
     /// partition, most of its memory (a dense block's cell holds dozens), are packed:
     /// for each, the partition less the one before it in the cell, the count, and the
     /// weight less the count, as variable-length integers (signed ones zigzagged), about
-    /// 4 bytes where a ``PartitionTotal`` takes 16.
+    /// 3 bytes (sightings of 200 species) where a ``PartitionTotal`` takes 16.
     struct KeptCells: Sendable {
         /// Cells by row, then column; a cell's histogram range is that of its counts'
         /// bytes in `packed`.
@@ -461,7 +461,7 @@ extension LiveClusterIndex {
                 }
                 while i < cell.histogramEnd {
                     partition &+= Self.unzigzag(next())
-                    let count = Int(next())
+                    let count = Int(truncatingIfNeeded: next())
                     let weight = count &+ Self.unzigzag(next())
                     histogram.append(PartitionTotal(partition: partition, count: count, weight: weight))
                 }
