@@ -305,8 +305,10 @@ final class GroupCache: Sendable {
         state.withLock { $0.protected.count }
     }
 
-    /// Entries, items and the heap memory they take (``Entry/bytes``, an estimate that
-    /// counts each array's storage once); for tests and measurements.
+    /// Entries, items and the heap memory they take (``Entry/bytes``, an estimate: the
+    /// items an entry after merges shares with its block's kept entry are counted once
+    /// where that entry is counted without them, as in the items); for tests and
+    /// measurements.
     var usage: (entries: Int, items: Int, bytes: Int) {
         state.withLock { ($0.entries.count, $0.size, $0.bytes) }
     }

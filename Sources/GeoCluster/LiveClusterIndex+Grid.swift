@@ -283,12 +283,14 @@ extension LiveClusterIndex {
     }
 
     /// A non-empty grid cell with its totals; its partition counts are
-    /// `histogram[histogramStart..<histogramEnd]`.
+    /// `histogram[histogramStart..<histogramEnd]` of its ``Grid`` (in ``KeptCells``, the
+    /// range of their packed bytes).
     ///
     /// 88 bytes, as kept for millions of cells: the bounds of its counts are kept in 32
     /// bits each, beside the slot, where the totals' last byte (a time tag) would
     /// otherwise push the cell to 96. A grid's histogram holds far fewer than 2^32 counts
-    /// (16 bytes each), as its cells' table numbers them in 32 bits.
+    /// (16 bytes each), as its cells' table numbers them in 32 bits; a block's packed
+    /// counts, at most 256 cells of 65,536 partitions of 18 bytes, fewer than 2^32 bytes.
     struct GridCell: Sendable {
         var x: UInt32
         var y: UInt32
