@@ -147,8 +147,11 @@ extension LiveClusterIndex {
     /// Points per cell from which a kept block keeps its cells' totals too.
     static let pointsPerCellToKeepCells = 16
 
-    /// Most cells gathered again to update a block's totals; beyond it they are all gathered.
-    static let mostCellsToUpdate = 32
+    /// Most cells gathered again to update a block's totals; beyond it they are all
+    /// gathered. Half of a block's 256: a batch of writes across a country changes dozens
+    /// of the cells of a low zoom's block, and gathering those alone was still cheaper
+    /// than the whole block (docs/PERFORMANCE.md, "Kept groups' memory").
+    static let mostCellsToUpdate = 128
 
     /// The cells of the block `x0...x1` x `y0...y1` at zoom `z` that the quadtree nodes
     /// changed since `earlier` was kept touch (`nodes` now against `earlier.nodes`).

@@ -162,6 +162,50 @@ struct LiveClusterViewTests {
         #expect(index.groupCache.updates > 100)
     }
 
+    /// A batch of changes over many cells of a dense kept block (64, one point in each,
+    /// as a batch of sightings across the country changes a low zoom's block) still
+    /// gathers only those cells again, and the block answers as one formed afresh.
+    @Test func aBatchOverManyCellsOfADenseBlockGathersOnlyThose() throws {
+        var index = try Self.index(seed: 9, count: 80_000, partitioned: true)
+        let z = 9
+        let shift = UInt32(LiveClusterIndex.blockShift)
+        func cell(_ c: Coordinate) -> (x: UInt32, y: UInt32) {
+            (index.grid.cell(LeafEntry.quantize(WebMercator.x(longitude: c.longitude)), zoom: z),
+             index.grid.cell(LeafEntry.quantize(WebMercator.y(latitude: c.latitude)), zoom: z))
+        }
+        let centre = cell(Coordinate(longitude: 127.0, latitude: 37.5))
+        let bx = centre.x >> shift, by = centre.y >> shift
+        let rect = index.blockRect(bx, by, zoom: z)
+        let width = (rect.maxX - rect.minX) / 16
+        let box = try BoundingBox(west: WebMercator.longitude(x: rect.minX + width / 4),
+                                  south: WebMercator.latitude(y: rect.maxY - width / 4),
+                                  east: WebMercator.longitude(x: rect.maxX - width / 4),
+                                  north: WebMercator.latitude(y: rect.minY + width / 4))
+        _ = try index.clusters(in: box, zoom: Double(z))
+        let key = LiveClusterIndex.groupKey(zoom: z, bx, by)
+        #expect(index.groupCache.latest(key)?.cells != nil, "the block keeps its cells' totals")
+        // A point beside one already there in each of 64 of the block's cells.
+        var near: [UInt64: Coordinate] = [:]
+        for slot in 0..<index.slotCount {
+            guard let point = index.point(at: slot) else { continue }
+            let c = cell(point.coordinate)
+            guard c.x >> shift == bx, c.y >> shift == by, near.count < 64 else { continue }
+            near[UInt64(c.x) << 32 | UInt64(c.y)] = point.coordinate
+        }
+        try #require(near.count == 64, "the block has 64 cells with points")
+        let updates = index.groupCache.updates
+        var random = SeededRandom(seed: 91)
+        for (_, coordinate) in near.sorted(by: { $0.key < $1.key }) {
+            var point = LiveClusterIndexTests.randomPoint(&random)
+            point.coordinate = Coordinate(longitude: coordinate.longitude + 1e-6, latitude: coordinate.latitude)
+            try index.insert(point, slot: index.slotCount)
+        }
+        let kept = Self.items(try index.clusters(in: box, zoom: Double(z)))
+        let formed = Self.items(try index.clusters(in: box, zoom: Double(z), filter: LiveFilter(predicate: { _ in true })))
+        #expect(kept == formed)
+        #expect(index.groupCache.updates == updates + 1, "the block was gathered whole")
+    }
+
     /// A prepared index keeps the first zooms' blocks before any query and answers every
     /// view as an index that forms its blocks on first use, also after a change.
     @Test func aPreparedIndexAnswersAsOneThatFormsItsBlocks() throws {
