@@ -470,7 +470,8 @@ extension LiveClusterIndex {
             }
         }
 
-        /// The cells with their counts unpacked.
+        /// The cells with their counts unpacked, as a grid; for tests (an update unpacks
+        /// only the cells it keeps, ``appendCounts(of:to:)``).
         var grid: Grid {
             var grid = Grid(cells: [], histogram: [])
             grid.cells.reserveCapacity(cells.count)
