@@ -275,10 +275,9 @@ extension LiveClusterIndex {
         /// The partition of every point counted, or -1 when `histogram` (or nothing) tells.
         var partition: Int
         var aggregate: NodeAggregate
-        /// The point's slot and coordinate when the count is 1 (it is then shown as
-        /// itself); not read otherwise.
+        /// The point's slot when the count is 1 (it is then shown as itself, at the
+        /// position its coordinate sums give); not read otherwise.
         var slot: UInt32
-        var coordinate: Coordinate
         var histogram: [PartitionCount]? = nil
     }
 
@@ -286,28 +285,26 @@ extension LiveClusterIndex {
     /// `histogram[histogramStart..<histogramEnd]` of its ``Grid`` (in ``KeptCells``, the
     /// range of their packed bytes).
     ///
-    /// 88 bytes, as kept for millions of cells: the bounds of its counts are kept in 32
-    /// bits each, beside the slot, where the totals' last byte (a time tag) would
-    /// otherwise push the cell to 96. A grid's histogram holds far fewer than 2^32 counts
+    /// 72 bytes, as kept for millions of cells: the bounds of its counts are kept in 32
+    /// bits each, beside the slot, and a single point's position is its totals' coordinate
+    /// sums. A grid's histogram holds far fewer than 2^32 counts
     /// (16 bytes each), as its cells' table numbers them in 32 bits; a block's packed
     /// counts, at most 256 cells of 65,536 partitions of 18 bytes, fewer than 2^32 bytes.
     struct GridCell: Sendable {
         var x: UInt32
         var y: UInt32
         var aggregate: NodeAggregate
-        /// The point's slot and coordinate when the count is 1; not read otherwise.
+        /// The point's slot when the count is 1 (its position is the coordinate sums);
+        /// not read otherwise.
         var slot: UInt32
         private var start: UInt32
-        var coordinate: Coordinate
         private var end: UInt32
 
-        init(x: UInt32, y: UInt32, aggregate: NodeAggregate, slot: UInt32, coordinate: Coordinate,
-             histogramStart: Int, histogramEnd: Int) {
+        init(x: UInt32, y: UInt32, aggregate: NodeAggregate, slot: UInt32, histogramStart: Int, histogramEnd: Int) {
             self.x = x
             self.y = y
             self.aggregate = aggregate
             self.slot = slot
-            self.coordinate = coordinate
             start = UInt32(truncatingIfNeeded: histogramStart)
             end = UInt32(truncatingIfNeeded: histogramEnd)
         }
@@ -565,12 +562,11 @@ extension LiveClusterIndex {
               node.pointee.overlaps(level: level, x0: x0, y0: y0, x1: x1, y1: y1) else { return }
         if let (cx, cy) = wholeCell(of: node, level: level, span: span) {
             if !filter.testsPoints {
-                // Slot and coordinate matter only for a single point (it is then shown as itself).
+                // The slot matters only for a single point (it is then shown as itself).
                 let aggregate = node.pointee.aggregate
                 let single = aggregate.count == 1 ? node.pointee.firstEntry : nil
                 contributions.append(Contribution(
-                    x: cx, y: cy, partition: partition, aggregate: aggregate,
-                    slot: single?.slot ?? UInt32.max, coordinate: single?.coordinate ?? Coordinate(longitude: 0, latitude: 0),
+                    x: cx, y: cy, partition: partition, aggregate: aggregate, slot: single?.slot ?? UInt32.max,
                     histogram: node.pointee.histogram.isEmpty ? nil : node.pointee.histogram))
                 return
             }
@@ -585,7 +581,7 @@ extension LiveClusterIndex {
                 }
                 if let first {
                     contributions.append(Contribution(x: cx, y: cy, partition: partition, aggregate: aggregate,
-                                                      slot: first.slot, coordinate: first.coordinate))
+                                                      slot: first.slot))
                 }
                 return
             }
@@ -594,7 +590,7 @@ extension LiveClusterIndex {
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
                 contributions.append(Contribution(x: cx, y: cy, partition: Int(entry.partition), aggregate: aggregate,
-                                                  slot: entry.slot, coordinate: entry.coordinate))
+                                                  slot: entry.slot))
             }
             return
         }
@@ -606,7 +602,7 @@ extension LiveClusterIndex {
                 var aggregate = NodeAggregate()
                 aggregate.add(entry)
                 contributions.append(Contribution(x: cx, y: cy, partition: Int(entry.partition), aggregate: aggregate,
-                                                  slot: entry.slot, coordinate: entry.coordinate))
+                                                  slot: entry.slot))
             }
             return
         }
@@ -653,7 +649,7 @@ extension LiveClusterIndex {
         for k in cells.indices where cells[k].aggregate.count > 0 {
             result.cells.append(GridCell(x: x0 + UInt32(k % width), y: y0 + UInt32(k / width),
                                          aggregate: cells[k].aggregate, slot: cells[k].slot,
-                                         coordinate: cells[k].coordinate, histogramStart: 0, histogramEnd: 0))
+                                         histogramStart: 0, histogramEnd: 0))
         }
         result.index()
         return result
@@ -664,11 +660,10 @@ extension LiveClusterIndex {
     static let denseCellLimit = 65_536
 
     /// Totals of one grid cell in ``cellGrid(zoom:x0:y0:x1:y1:filter:)``'s table; its slot
-    /// and coordinate are those of its first point, read when it has one point only.
+    /// is that of its first point, read when it has one point only.
     struct DenseCell {
         var aggregate = NodeAggregate()
         var slot = UInt32.max
-        var coordinate = Coordinate(longitude: 0, latitude: 0)
     }
 
     /// Exact quotients by a grid's span (1...16) of 32-bit values, by one multiplication
@@ -729,12 +724,11 @@ extension LiveClusterIndex {
         }
 
         @inline(__always)
-        private mutating func add(_ k: Int, _ aggregate: NodeAggregate, slot: UInt32, coordinate: Coordinate) {
+        private mutating func add(_ k: Int, _ aggregate: NodeAggregate, slot: UInt32) {
             let cell = cells.baseAddress! + k
             if cell.pointee.aggregate.count == 0 {
                 filled += 1
                 cell.pointee.slot = slot
-                cell.pointee.coordinate = coordinate
             }
             cell.pointee.aggregate.add(aggregate)
         }
@@ -746,9 +740,9 @@ extension LiveClusterIndex {
                 // A node inside one grid cell that meets the range lies in a cell of the range.
                 guard let k = position(cx, cy) else { return }
                 if node.pointee.aggregate.count == 1, let single = Self.firstEntry(node) {
-                    add(k, node.pointee.aggregate, slot: single.slot, coordinate: single.coordinate)
+                    add(k, node.pointee.aggregate, slot: single.slot)
                 } else {
-                    add(k, node.pointee.aggregate, slot: UInt32.max, coordinate: Coordinate(longitude: 0, latitude: 0))
+                    add(k, node.pointee.aggregate, slot: UInt32.max)
                 }
                 return
             }
@@ -760,7 +754,7 @@ extension LiveClusterIndex {
                               let k = position(span.quotient(sx), span.quotient(sy)) else { continue }
                         var aggregate = NodeAggregate()
                         aggregate.add(entries[i])
-                        add(k, aggregate, slot: entries[i].slot, coordinate: entries[i].coordinate)
+                        add(k, aggregate, slot: entries[i].slot)
                     }
                 }
                 return
@@ -813,7 +807,7 @@ extension LiveClusterIndex {
                 } else {
                     if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
                     grid.cells.append(GridCell(x: c.pointee.x, y: c.pointee.y, aggregate: c.pointee.aggregate,
-                                               slot: c.pointee.slot, coordinate: c.pointee.coordinate,
+                                               slot: c.pointee.slot,
                                                histogramStart: grid.histogram.count, histogramEnd: grid.histogram.count))
                 }
                 if let histogram = c.pointee.histogram {

@@ -284,8 +284,10 @@ extension LiveClusterIndex {
         let cell = grid.cells[group.first]
         if group.cellCount == 1, cell.aggregate.count == 1 {
             // The common case of one point: no second walk. Its coordinate sums are its position.
-            let x = LeafEntry.unquantize(UInt32(cell.aggregate.sumX)), y = LeafEntry.unquantize(UInt32(cell.aggregate.sumY))
-            items.append(ClusterFeature(kind: .point(index: Int(cell.slot)), coordinate: cell.coordinate), at: SIMD2(x, y),
+            let qx = UInt32(truncatingIfNeeded: cell.aggregate.sumX), qy = UInt32(truncatingIfNeeded: cell.aggregate.sumY)
+            let x = LeafEntry.unquantize(qx), y = LeafEntry.unquantize(qy)
+            let coordinate = LeafEntry.coordinate(qx: qx, qy: qy)
+            items.append(ClusterFeature(kind: .point(index: Int(cell.slot)), coordinate: coordinate), at: SIMD2(x, y),
                          group: ItemGroup(x: cell.x, y: cell.y, mask: 0, whole: true))
             return
         }

@@ -30,13 +30,17 @@ extension LiveClusterIndex {
     /// - Parameters:
     ///   - center: a valid WGS84 coordinate.
     ///   - radiusMeters: `>= 0`; larger than ``largestSearchRadiusMeters`` covers the Earth.
+    ///   - coordinateOfSlot: each point's coordinate as the caller keeps it (a layer's
+    ///     records), measured instead of the index's own, which lies within 7 mm of it (see
+    ///     ``LivePoint``); `nil`, or a `nil` answer, measures the index's.
     public func points(
         within radiusMeters: Double, of center: Coordinate, filter: LiveFilter = .all,
+        coordinateOfSlot: ((Int) -> Coordinate?)? = nil,
         distanceMeters: (Coordinate, Coordinate) -> Double = GreatCircle.haversineMeters(from:to:)
     ) -> [NearbyPoint] {
         var found: [NearbyPoint] = []
         forEachPoint(nearby: center, radiusMeters: radiusMeters, filter: filter) { slot, coordinate in
-            let distance = distanceMeters(center, coordinate)
+            let distance = distanceMeters(center, coordinateOfSlot?(slot) ?? coordinate)
             if distance <= radiusMeters { found.append(NearbyPoint(slot: slot, distanceMeters: distance)) }
         }
         found.sort(by: Self.nearerFirst)
@@ -51,21 +55,23 @@ extension LiveClusterIndex {
     /// than all of them, so the answer is exact. Each ring grows by a factor estimated from
     /// the density seen so far (2 to 8), so a search costs a few times the points within the
     /// final radius. `distanceMeters` must measure metres on the Earth to within 1 %, as in
-    /// ``points(within:of:filter:distanceMeters:)``.
+    /// ``points(within:of:filter:coordinateOfSlot:distanceMeters:)``.
     /// - Parameters:
     ///   - k: `>= 1`.
     ///   - maxRadiusMeters: the cap, `>= 0`; `.infinity` (the default) searches the Earth.
     ///   - initialRadiusMeters: the first ring; later ones grow from it.
+    ///   - coordinateOfSlot: as in ``points(within:of:filter:coordinateOfSlot:distanceMeters:)``.
     public func nearest(
         _ k: Int, to center: Coordinate, maxRadiusMeters: Double = .infinity, filter: LiveFilter = .all,
-        initialRadiusMeters: Double = 500,
+        initialRadiusMeters: Double = 500, coordinateOfSlot: ((Int) -> Coordinate?)? = nil,
         distanceMeters: (Coordinate, Coordinate) -> Double = GreatCircle.haversineMeters(from:to:)
     ) -> [NearbyPoint] {
         guard k > 0 else { return [] }
         let cap = Swift.min(maxRadiusMeters, Self.largestSearchRadiusMeters * 1.02)
         var radius = Swift.min(cap, Swift.max(1, initialRadiusMeters))
         while true {
-            var found = points(within: radius, of: center, filter: filter, distanceMeters: distanceMeters)
+            var found = points(within: radius, of: center, filter: filter, coordinateOfSlot: coordinateOfSlot,
+                               distanceMeters: distanceMeters)
             if found.count >= k || radius >= cap {
                 if found.count > k { found.removeSubrange(k...) }
                 return found
@@ -76,7 +82,7 @@ extension LiveClusterIndex {
         }
     }
 
-    /// Visits, with their slots and stored coordinates, the points that pass `filter` in the
+    /// Visits, with their slots and coordinates (as ``LivePoint`` says), the points that pass `filter` in the
     /// projected rectangle `minX...maxX` × `minY...maxY` (Web Mercator units in [0, 1], y
     /// growing southwards). The walk uses the finest cell level (32), where a cell is one
     /// quantisation step, so the rectangle test on quantised positions is exact.
@@ -94,7 +100,8 @@ extension LiveClusterIndex {
     }
 
     /// Visits every point that passes `filter` in a latitude/longitude box holding the circle
-    /// of `radiusMeters` (widened by 1 % and a metre) around `center`: the box wraps the
+    /// of `radiusMeters` (widened by 1 % and a metre, more than a point's coordinate moves
+    /// when quantised) around `center`: the box wraps the
     /// antimeridian as two rectangles and opens to every longitude when the circle reaches
     /// a pole. Points outside the circle may be visited too; the caller measures.
     func forEachPoint(

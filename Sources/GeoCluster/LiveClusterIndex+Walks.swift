@@ -3,18 +3,40 @@ extension LiveClusterIndex {
     /// Slots of the points that pass `filter` and lie inside `bbox` (edges included), in
     /// quadtree order (tree by tree when the filter picks partitions). A box crossing the
     /// antimeridian gives its eastern part first.
-    public func points(in bbox: BoundingBox, filter: LiveFilter = .all) -> [Int] {
+    ///
+    /// Points and edges are compared as the index keeps them, quantised (see ``LivePoint``),
+    /// so a point given on an edge or inside is listed. With `coordinateOfSlot` (the
+    /// caller's coordinates, a layer's records), a point within a quantisation step of an
+    /// edge (under a centimetre from it, or beyond ±85.05° when the box reaches Web
+    /// Mercator's edge) is decided by its coordinate as given, so the answer is exact;
+    /// without it, or where it answers `nil`, such a point in an edge's step is listed.
+    public func points(in bbox: BoundingBox, filter: LiveFilter = .all,
+                       coordinateOfSlot: ((Int) -> Coordinate?)? = nil) -> [Int] {
         let level = min(32, grid.level(zoom: options.maxZoom) + 1)
+        // With the caller's coordinates, one step more on each side: a point's projection
+        // and an edge's may round a step apart where they meet at a step's boundary.
+        let margin: UInt32 = coordinateOfSlot == nil ? 0 : 1
         var slots: [Int] = []
         for span in bbox.spans {
-            let rect = UnitRect(minX: WebMercator.x(longitude: span.west), minY: WebMercator.y(latitude: span.north),
-                                maxX: WebMercator.x(longitude: span.east), maxY: WebMercator.y(latitude: span.south))
-            let (x0, y0, x1, y1) = cellRange(rect, level: level)
-            forEachPoint(level: level, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter) { entry in
-                let c = entry.coordinate
-                if c.longitude >= span.west, c.longitude <= span.east, c.latitude >= span.south, c.latitude <= span.north {
-                    slots.append(Int(entry.slot))
+            let ex0 = LeafEntry.quantize(WebMercator.x(longitude: span.west))
+            let ex1 = LeafEntry.quantize(WebMercator.x(longitude: span.east))
+            let ey0 = LeafEntry.quantize(WebMercator.y(latitude: span.north))
+            let ey1 = LeafEntry.quantize(WebMercator.y(latitude: span.south))
+            let qx0 = ex0 >= margin ? ex0 - margin : 0, qx1 = ex1 <= UInt32.max - margin ? ex1 + margin : .max
+            let qy0 = ey0 >= margin ? ey0 - margin : 0, qy1 = ey1 <= UInt32.max - margin ? ey1 + margin : .max
+            forEachPoint(level: level, x0: QuadNode.cell(qx0, level: level), y0: QuadNode.cell(qy0, level: level),
+                         x1: QuadNode.cell(qx1, level: level), y1: QuadNode.cell(qy1, level: level),
+                         filter: filter) { entry in
+                guard entry.qx >= qx0, entry.qx <= qx1, entry.qy >= qy0, entry.qy <= qy1 else { return true }
+                if entry.qx <= ex0 || entry.qx >= ex1 || entry.qy <= ey0 || entry.qy >= ey1 {
+                    if let c = coordinateOfSlot?(Int(entry.slot)) {
+                        guard c.longitude >= span.west, c.longitude <= span.east,
+                              c.latitude >= span.south, c.latitude <= span.north else { return true }
+                    } else {
+                        guard entry.qx >= ex0, entry.qx <= ex1, entry.qy >= ey0, entry.qy <= ey1 else { return true }
+                    }
                 }
+                slots.append(Int(entry.slot))
                 return true
             }
         }

@@ -250,7 +250,7 @@ extension LiveLayer: ClusterLayer {
               order: LeafOrder?) throws(EngineError) -> LayerAnswer {
         let liveFilter = try liveFilter(filter)
         guard order == nil || kind == .sightings else { throw LeafOrder.needsSightings }
-        var slots = index.points(in: bbox, filter: liveFilter)
+        var slots = index.points(in: bbox, filter: liveFilter) { record(atSlot: $0)?.coordinate }
         if let order { slots = sorted(slots, order) }
         return LayerAnswer(leaves: Self.page(slots, limit: limit, offset: offset), limit: limit, offset: offset) {
             encodePointFeature(slot: $0, into: &$1)

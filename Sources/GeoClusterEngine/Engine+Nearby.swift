@@ -22,12 +22,15 @@ extension Engine {
         let layer = store.layer
         let filter = try layer.liveFilter(query.filter)
         let found: [NearbyPoint]
+        // Distances from the coordinates as stored (the index's are within 7 mm of them).
+        let coordinate = { (slot: Int) in layer.record(atSlot: slot)?.coordinate }
         if let k = query.k {
             found = layer.index.nearest(k, to: query.center, maxRadiusMeters: query.radiusMeters ?? .infinity,
-                                        filter: filter, distanceMeters: Self.geodesicMeters)
+                                        filter: filter, coordinateOfSlot: coordinate,
+                                        distanceMeters: Self.geodesicMeters)
         } else {
             found = layer.index.points(within: query.radiusMeters ?? 0, of: query.center, filter: filter,
-                                       distanceMeters: Self.geodesicMeters)
+                                       coordinateOfSlot: coordinate, distanceMeters: Self.geodesicMeters)
         }
         try checkSize(found.count)
         let features = found.map { point -> JSONValue in

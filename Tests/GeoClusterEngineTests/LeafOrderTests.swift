@@ -53,12 +53,23 @@ struct LeafOrderTests {
     }
 
     /// `list` gives exactly the records a scan of the layer finds inside the box and the
-    /// filter, each once, in pages that add up.
+    /// filter, each once, in pages that add up; a record on an edge is inside, one a tenth
+    /// of a millimetre beyond it (in the same quantisation step of the index) is not.
     @Test func listMatchesAScanOfTheRecords() throws {
         let engine = try Engine(entries: try LayerCatalog.load(directory: LayerCatalogTests.dataDirectory))
         let layer = try engine.liveLayer(named: "sightings")
-        let boxes = [try BoundingBox([126.6, 37.6, 126.8, 37.8]), try BoundingBox([124, 33, 132, 39]),
+        var boxes = [try BoundingBox([126.6, 37.6, 126.8, 37.8]), try BoundingBox([124, 33, 132, 39]),
                      try BoundingBox([127.0, 35.0, 127.0, 35.0]), try BoundingBox([170, -10, -170, 10])]
+        for slot in [0, 7, 31] {
+            let c = try #require(layer.record(atSlot: slot)?.coordinate)
+            let e = 1e-9
+            boxes += [try BoundingBox([c.longitude, c.latitude, c.longitude + 0.05, c.latitude + 0.05]),
+                      try BoundingBox([c.longitude - 0.05, c.latitude - 0.05, c.longitude, c.latitude]),
+                      try BoundingBox([c.longitude + e, c.latitude - 0.05, c.longitude + 0.05, c.latitude + 0.05]),
+                      try BoundingBox([c.longitude - 0.05, c.latitude + e, c.longitude + 0.05, c.latitude + 0.05]),
+                      try BoundingBox([c.longitude - 0.05, c.latitude - 0.05, c.longitude - e, c.latitude + 0.05]),
+                      try BoundingBox([c.longitude - 0.05, c.latitude - 0.05, c.longitude + 0.05, c.latitude - e])]
+        }
         for bbox in boxes {
             for filter in [LayerFilter(), LayerFilter(species: ["Grus japonensis"]), LayerFilter(months: [1, 2])] {
                 var expected: Set<String> = []

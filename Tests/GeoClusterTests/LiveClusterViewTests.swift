@@ -597,7 +597,6 @@ struct LiveClusterViewTests {
         cells.cells.reserveCapacity(5_000)
         cells.histogram.reserveCapacity(5_000)
         let cell = LiveClusterIndex.GridCell(x: 1, y: 2, aggregate: NodeAggregate(), slot: 3,
-                                             coordinate: Coordinate(longitude: 1, latitude: 2),
                                              histogramStart: 0, histogramEnd: 1)
         for _ in 0..<20 {
             cells.cells.append(cell)
@@ -622,8 +621,7 @@ struct LiveClusterViewTests {
         var packedTotals = 0
         for c in 0..<300 {
             var cell = LiveClusterIndex.GridCell(x: UInt32(c % 17), y: UInt32(c / 17), aggregate: NodeAggregate(),
-                                                 slot: UInt32(c), coordinate: Coordinate(longitude: 1, latitude: 2),
-                                                 histogramStart: 0, histogramEnd: 0)
+                                                 slot: UInt32(c), histogramStart: 0, histogramEnd: 0)
             var totals: [PartitionTotal] = []
             for _ in 0..<Int(generator.next() % 40) {
                 let partition = Int(generator.next() % UInt64(LiveClusterIndex.maxPartitions))
