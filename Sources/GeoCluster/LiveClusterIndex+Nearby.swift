@@ -31,8 +31,9 @@ extension LiveClusterIndex {
     ///   - center: a valid WGS84 coordinate.
     ///   - radiusMeters: `>= 0`; larger than ``largestSearchRadiusMeters`` covers the Earth.
     ///   - coordinateOfSlot: each point's coordinate as the caller keeps it (a layer's
-    ///     records), measured instead of the index's own, which lies within 7 mm of it (see
-    ///     ``LivePoint``); `nil`, or a `nil` answer, measures the index's.
+    ///     records), measured instead of the index's own, which lies within 7 mm of it
+    ///     inside ±85.05° and on Web Mercator's edge beyond (see ``LivePoint``); `nil`, or
+    ///     a `nil` answer, measures the index's.
     public func points(
         within radiusMeters: Double, of center: Coordinate, filter: LiveFilter = .all,
         coordinateOfSlot: ((Int) -> Coordinate?)? = nil,

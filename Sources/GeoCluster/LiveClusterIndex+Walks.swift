@@ -13,32 +13,41 @@ extension LiveClusterIndex {
     public func points(in bbox: BoundingBox, filter: LiveFilter = .all,
                        coordinateOfSlot: ((Int) -> Coordinate?)? = nil) -> [Int] {
         let level = min(32, grid.level(zoom: options.maxZoom) + 1)
-        // With the caller's coordinates, one step more on each side: a point's projection
-        // and an edge's may round a step apart where they meet at a step's boundary.
+        // With the caller's coordinates, a step more on each side of each edge, decided by
+        // them: a point's projection and an edge's may round a step apart where they meet
+        // at a step's boundary.
         let margin: UInt32 = coordinateOfSlot == nil ? 0 : 1
+        func less(_ q: UInt32) -> UInt32 { q >= margin ? q - margin : 0 }
+        func more(_ q: UInt32) -> UInt32 { q <= UInt32.max - margin ? q + margin : .max }
         var slots: [Int] = []
+        // The first span's western edge: a box crossing the antimeridian whose spans meet
+        // in one step (a box within a step of the whole world) lists that step's points in
+        // the first span only.
+        var firstWest: UInt32?
         for span in bbox.spans {
             let ex0 = LeafEntry.quantize(WebMercator.x(longitude: span.west))
             let ex1 = LeafEntry.quantize(WebMercator.x(longitude: span.east))
             let ey0 = LeafEntry.quantize(WebMercator.y(latitude: span.north))
             let ey1 = LeafEntry.quantize(WebMercator.y(latitude: span.south))
-            let qx0 = ex0 >= margin ? ex0 - margin : 0, qx1 = ex1 <= UInt32.max - margin ? ex1 + margin : .max
-            let qy0 = ey0 >= margin ? ey0 - margin : 0, qy1 = ey1 <= UInt32.max - margin ? ey1 + margin : .max
+            let qx0 = less(ex0), qx1 = more(ex1), qy0 = less(ey0), qy1 = more(ey1)
+            let listedBefore = firstWest
             forEachPoint(level: level, x0: QuadNode.cell(qx0, level: level), y0: QuadNode.cell(qy0, level: level),
                          x1: QuadNode.cell(qx1, level: level), y1: QuadNode.cell(qy1, level: level),
                          filter: filter) { entry in
                 guard entry.qx >= qx0, entry.qx <= qx1, entry.qy >= qy0, entry.qy <= qy1 else { return true }
-                if entry.qx <= ex0 || entry.qx >= ex1 || entry.qy <= ey0 || entry.qy >= ey1 {
+                if entry.qx <= more(ex0) || entry.qx >= less(ex1) || entry.qy <= more(ey0) || entry.qy >= less(ey1) {
                     if let c = coordinateOfSlot?(Int(entry.slot)) {
                         guard c.longitude >= span.west, c.longitude <= span.east,
                               c.latitude >= span.south, c.latitude <= span.north else { return true }
                     } else {
-                        guard entry.qx >= ex0, entry.qx <= ex1, entry.qy >= ey0, entry.qy <= ey1 else { return true }
+                        guard entry.qx >= ex0, entry.qx <= ex1, entry.qy >= ey0, entry.qy <= ey1,
+                              listedBefore.map({ entry.qx < $0 }) ?? true else { return true }
                     }
                 }
                 slots.append(Int(entry.slot))
                 return true
             }
+            firstWest = firstWest ?? ex0
         }
         return slots
     }

@@ -4,10 +4,11 @@
 public struct LivePoint: Sendable, Hashable {
     /// Where the point is. The index keeps it quantised to 2^-32 of the Web Mercator
     /// square per axis and gives back (in a point's features, ``LiveClusterIndex/point(at:)``
-    /// and distances) the middle of its step: within 7 mm of the coordinate given, not
-    /// always the same digits (beyond ±85.05°, at the square's edge, where Web Mercator
-    /// maps stop). Callers that show a point as given keep its coordinate
-    /// themselves (see ``LiveClusterIndex/points(within:of:filter:coordinateOfSlot:distanceMeters:)``).
+    /// and distances) the middle of its step: within 7 mm of the
+    /// coordinate given, not always the same digits, except beyond ±85.05°, where it is
+    /// moved to the square's edge (where Web Mercator maps stop). Callers that show a point
+    /// as given keep its coordinate themselves (see
+    /// ``LiveClusterIndex/points(within:of:filter:coordinateOfSlot:distanceMeters:)``).
     public var coordinate: Coordinate
     /// The point's class for filtering and per-cluster counts (a species, a category);
     /// `0..<LiveClusterIndex.maxPartitions`. Layers without classes use 0.

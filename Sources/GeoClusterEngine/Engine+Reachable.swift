@@ -113,7 +113,8 @@ extension Engine {
             // start position, a place whose two legs fit is within twice the radius of the
             // station.
             let reach = start == nil ? radius : 2 * radius
-            let found = places.index.points(within: reach * 1.01 + 1, of: origin, filter: liveFilter)
+            let found = places.index.points(within: reach * 1.01 + 1, of: origin, filter: liveFilter,
+                                            coordinateOfSlot: { places.record(atSlot: $0)?.coordinate })
             guard found.count <= limits.maxFeaturesPerResponse else {
                 throw .tooLarge(what: "\(found.count) candidate places within \(Int(radius)) m",
                                 limit: limits.maxFeaturesPerResponse)

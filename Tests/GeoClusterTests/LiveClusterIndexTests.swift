@@ -253,6 +253,12 @@ struct LiveClusterIndexTests {
         #expect(Set(index.points(in: polar)) == [0, 1, 2, 4, 5])
         let pole = try BoundingBox(west: 127, south: 37.5, east: 127.1, north: 90)
         #expect(Set(index.points(in: pole, coordinateOfSlot: { given[$0] })) == [0, 2, 4, 5])
+        // Across the antimeridian, within a step of the whole world: its two parts meet in
+        // one step, whose points are listed once.
+        let world = try BoundingBox(west: 127, south: 37.5, east: 127 - 1e-10, north: 37.6)
+        #expect(world.spans.count == 2)
+        #expect(index.points(in: world).sorted() == [0, 1, 2, 3, 5])
+        #expect(index.points(in: world, coordinateOfSlot: { given[$0] }).sorted() == [0, 1, 3, 5])
     }
 
     @Test func aPartitionTotalTakesSixteenBytesAndKeepsItsValues() {
