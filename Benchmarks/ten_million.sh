@@ -28,7 +28,7 @@
 # - with --by-zoom, after the one-client run: Benchmarks/views_by_zoom.py for --duration
 #   (one client's latency per zoom and the server's CPU per view);
 # - memory at the end: VmRSS and VmHWM, VmRSS per point, and the kept display groups'
-#   items, budget and heap memory (from /metrics).
+#   items, budget and heap memory (from /metrics; also printed after the views).
 # From the resident memory per point (the growth between the smallest and the largest
 # count) it estimates the points this machine's memory would hold (MemTotal less 2 GiB).
 #
@@ -83,6 +83,13 @@ cpu_seconds() { awk -v t="$ticks" '{ sub(/^.*\) /, ""); printf "%.1f", ($12 + $1
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 memory_mb() { awk -v k="$2:" '$1 == k { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
+# The kept display groups (from /metrics): "ITEMS items of a budget of BUDGET, MB MB".
+kept_groups() {
+    curl -fs "http://127.0.0.1:$port/metrics" | awk '
+        /^geocluster_layer_kept_items\{/ { items = $2 } /^geocluster_layer_kept_items_budget\{/ { budget = $2 }
+        /^geocluster_layer_kept_bytes\{/ { bytes = $2 }
+        END { if (budget) printf "%d items of a budget of %d, %d MB", items, budget, bytes / 1048576 }'
+}
 
 # wrk on the views; prints "req/s p50_ms p99_ms requests". A third argument "one" asks
 # with one connection (latency without queueing behind other requests).
@@ -133,6 +140,7 @@ for count in $counts; do
         'BEGIN { printf "%.3f", (b - a) * 1000 / t / n }')
     rss_views=$(memory_mb "$server" VmRSS)
     echo "  views: $rate req/s, p50 $p50 ms, p99 $p99 ms, $cpu_per_request CPU ms/req, resident $rss_views MB (load $load)"
+    echo "  kept groups after the views: $(kept_groups)"
     read -r _ one_p50 one_p99 _ < <(views "$duration" measured one)
     echo "  views from one client: p50 $one_p50 ms, p99 $one_p99 ms"
     if [ -n "$by_zoom" ]; then
@@ -187,10 +195,7 @@ PYTHON
     rss=$(memory_mb "$server" VmRSS); peak=$(memory_mb "$server" VmHWM)
     per_point=$(awk -v r="$rss" -v n="$count" 'BEGIN { printf "%.0f", r * 1048576 / n }')
     echo "  memory: resident $rss MB, peak $peak MB, $per_point bytes per point"
-    curl -fs "http://127.0.0.1:$port/metrics" | awk '
-        /^geocluster_layer_kept_items\{/ { items = $2 } /^geocluster_layer_kept_items_budget\{/ { budget = $2 }
-        /^geocluster_layer_kept_bytes\{/ { bytes = $2 }
-        END { if (budget) printf "  kept groups: %d items of a budget of %d, %d MB\n", items, budget, bytes / 1048576 }'
+    echo "  kept groups at the end: $(kept_groups)"
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
     printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$count" "$ready" "$ready_cpu" \
         "$ready_peak" "$rate" "$p50" "$p99" "$cpu_per_request" "$one_p50" "$one_p99" "$rss_views" "$write_rate" "$write_p50" \
