@@ -63,9 +63,9 @@ public enum HeapTrim {
 
     /// ``releaseFreePages()`` about a second from now, on a background queue; calls in the
     /// meantime share that one trim. For a server that just dropped large buffers (the
-    /// answers of clients it closed for not reading): glibc keeps a freed block of a few
-    /// megabytes in the arena of the thread that freed it, so without a trim each event
-    /// loop's arena can hold on to its own.
+    /// answers of clients it closed for not reading), dropped kept groups, or replaced a
+    /// layer's nodes with a write: glibc keeps a freed block in the arena of the thread
+    /// that freed it, so without a trim each event loop's arena can hold on to its own.
     public static func releaseFreePagesSoon() {
         guard pending.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             return
