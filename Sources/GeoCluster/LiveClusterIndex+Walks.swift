@@ -30,12 +30,14 @@ extension LiveClusterIndex {
             let ey0 = LeafEntry.quantize(WebMercator.y(latitude: span.north))
             let ey1 = LeafEntry.quantize(WebMercator.y(latitude: span.south))
             let qx0 = less(ex0), qx1 = more(ex1), qy0 = less(ey0), qy1 = more(ey1)
+            // Points in these steps or beyond them are near an edge, decided one by one.
+            let nearX0 = more(ex0), nearX1 = less(ex1), nearY0 = more(ey0), nearY1 = less(ey1)
             let listedBefore = firstWest
             forEachPoint(level: level, x0: QuadNode.cell(qx0, level: level), y0: QuadNode.cell(qy0, level: level),
                          x1: QuadNode.cell(qx1, level: level), y1: QuadNode.cell(qy1, level: level),
                          filter: filter) { entry in
                 guard entry.qx >= qx0, entry.qx <= qx1, entry.qy >= qy0, entry.qy <= qy1 else { return true }
-                if entry.qx <= more(ex0) || entry.qx >= less(ex1) || entry.qy <= more(ey0) || entry.qy >= less(ey1) {
+                if entry.qx <= nearX0 || entry.qx >= nearX1 || entry.qy <= nearY0 || entry.qy >= nearY1 {
                     if let c = coordinateOfSlot?(Int(entry.slot)) {
                         guard c.longitude >= span.west, c.longitude <= span.east,
                               c.latitude >= span.south, c.latitude <= span.north else { return true }
