@@ -251,13 +251,21 @@ enum FeatureSpans {
     /// results in index order, or the error of the lowest index that failed. Each result
     /// is written once, where the returned array holds it. `itemsEach` is how many items
     /// (features, records) one call makes, which sets how finely the work is split.
+    /// `chunkDone`, when given, is called on the chunk's thread with the indices of each
+    /// chunk that ended without an error, as soon as it ends (chunks end in about the
+    /// order of their indices, one per thread at a time).
     static func concurrentMap<T, Failure: Error>(
-        _ count: Int, itemsEach: Int = 1, _ body: @Sendable (Int) throws(Failure) -> T
+        _ count: Int, itemsEach: Int = 1, chunkDone: (@Sendable (Range<Int>) -> Void)? = nil,
+        _ body: @Sendable (Int) throws(Failure) -> T
     ) throws(Failure) -> [T] {
         let items = count.multipliedReportingOverflow(by: max(1, itemsEach))
         let itemCount = items.overflow ? Int.max : items.partialValue
         let chunkCount = itemCount < 4_096 ? 1 : min(64, count, max(1, itemCount / 2_048))
-        guard chunkCount > 1 else { return try (0..<count).map { i throws(Failure) in try body(i) } }
+        guard chunkCount > 1 else {
+            let all = try (0..<count).map { i throws(Failure) in try body(i) }
+            chunkDone?(0..<count)
+            return all
+        }
         let chunks = Chunks<Failure>(count: chunkCount)
         defer { chunks.deallocate() }
         var failure: Failure?
@@ -272,6 +280,7 @@ enum FeatureSpans {
                         written += 1
                     }
                     chunks.store(written: written, error: nil, at: chunk)
+                    chunkDone?(range)
                 } catch {
                     chunks.store(written: written, error: error, at: chunk)
                 }

@@ -218,14 +218,42 @@ public enum LayerCatalog {
     /// The records of a GeoJSON FeatureCollection file, made on every core: the file is
     /// read whole, its features found by ``FeatureSpans`` and each parsed into a record on
     /// its own, its tree freed as soon as the record (which keeps the feature as text) is
-    /// made, straight into the leaves of the layer's table of records. A file the scan
+    /// made, straight into the leaves of the layer's table of records, and the file's
+    /// pages given back as their features are done with. A file the scan
     /// does not take, or a feature that does not parse, is parsed whole instead, as before,
     /// for its exact error.
     static func records(inFile path: String, kind: LayerKind, layer: String) throws(EngineError) -> RecordBatches {
-        let bytes = try readBytes(path)
+        var bytes = try readBytes(path)
         if let spans = FeatureSpans.scan(bytes) {
             do throws(FeatureFailure) {
-                return RecordBatches(batches: [try RecordBatches.concurrentLeaves(count: spans.count) { i throws(FeatureFailure) in
+                return try records(bytes, spans: spans, kind: kind, layer: layer)
+            } catch {
+                if case let .record(error) = error { throw error }
+            }
+            // The text read so far was given back: the whole parse reads the file again.
+            bytes = try readBytes(path)
+        }
+        var features = try readFeatures(path, bytes: bytes)
+        return RecordBatches(batches: [try RecordBatches.leaves(count: features.count) { i throws(EngineError) in
+            defer { features[i] = .null }
+            return try LayerRecord(json: features[i], kind: kind, layer: layer, index: i)
+        }])
+    }
+
+    /// The records of the features at `spans` of a file's `bytes`, made on every core. The
+    /// pages of the text of each run of features made into records are given back to the
+    /// system as the run ends (``releasePages(at:_:)``): records copy what they keep, and
+    /// the text is not read again, so the file (2.5 GB for 10M sightings) is not held
+    /// whole beside the records it becomes. After a failure the bytes are not all there.
+    private static func records(_ bytes: [UInt8], spans: [Range<Int>], kind: LayerKind,
+                                layer: String) throws(FeatureFailure) -> RecordBatches {
+        let made = bytes.withUnsafeBufferPointer { buffer in
+            let base = UInt(bitPattern: buffer.baseAddress)
+            return Result { () throws(FeatureFailure) in
+                try RecordBatches.concurrentLeaves(count: spans.count, recordsDone: { done in
+                    guard let last = done.last else { return }
+                    releasePages(at: base, spans[done.lowerBound].lowerBound ..< spans[last].upperBound)
+                }) { i throws(FeatureFailure) in
                     // A feature written as answers write it is read in place (the record
                     // copies its text's parts from the file's bytes); any other is parsed.
                     if let record = LayerRecord(compactFeature: bytes[spans[i]], kind: kind, layer: layer, index: i,
@@ -246,16 +274,24 @@ public enum LayerCatalog {
                     } catch {
                         throw .record(error)
                     }
-                }])
-            } catch {
-                if case let .record(error) = error { throw error }
+                }
             }
         }
-        var features = try readFeatures(path, bytes: bytes)
-        return RecordBatches(batches: [try RecordBatches.leaves(count: features.count) { i throws(EngineError) in
-            defer { features[i] = .null }
-            return try LayerRecord(json: features[i], kind: kind, layer: layer, index: i)
-        }])
+        return RecordBatches(batches: [try made.get()])
+    }
+
+    /// Gives the whole pages of `range` of the bytes at address `base` back to the system
+    /// (`madvise(MADV_DONTNEED)`): they read as zeros afterwards. The pages `range` shares
+    /// with bytes beside it stay. The bytes must be private memory of this process, as an
+    /// array's are.
+    static func releasePages(at base: UInt, _ range: Range<Int>) {
+        let page = UInt(max(4_096, sysconf(Int32(_SC_PAGESIZE))))
+        let (first, firstOverflow) = base.addingReportingOverflow(UInt(range.lowerBound) + page - 1)
+        let (end, endOverflow) = base.addingReportingOverflow(UInt(range.upperBound))
+        guard !firstOverflow, !endOverflow else { return }
+        let start = first / page * page, stop = end / page * page
+        guard start < stop, let pointer = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(pointer, Int(stop - start), MADV_DONTNEED)
     }
 
     /// Why a feature read on its own gave no record.

@@ -52,11 +52,22 @@ struct RecordBatches: RandomAccessCollection, Sendable {
     /// leaf by one thread, its records in order), for ``init(batches:)``; the error of the
     /// lowest position that failed. Records made this way are written once, into the
     /// arrays the table of records keeps (an array of them copied into leaves afterwards
-    /// took one core a third of a second per million records at start-up).
+    /// took one core a third of a second per million records at start-up). `recordsDone`,
+    /// when given, is called with each run of positions whose records are all made, as
+    /// ``FeatureSpans/concurrentMap(_:itemsEach:chunkDone:_:)`` calls its `chunkDone`.
     static func concurrentLeaves<Failure: Error>(
-        count: Int, _ make: @Sendable (Int) throws(Failure) -> LayerRecord
+        count: Int, recordsDone: (@Sendable (Range<Int>) -> Void)? = nil,
+        _ make: @Sendable (Int) throws(Failure) -> LayerRecord
     ) throws(Failure) -> [[LayerRecord?]] {
-        try FeatureSpans.concurrentMap(leafCount(count), itemsEach: leafCapacity) { leaf throws(Failure) in
+        var chunkDone: (@Sendable (Range<Int>) -> Void)?
+        if let recordsDone {
+            let capacity = leafCapacity
+            chunkDone = { leaves in
+                recordsDone(leaves.lowerBound * capacity ..< Swift.min(leaves.upperBound * capacity, count))
+            }
+        }
+        return try FeatureSpans.concurrentMap(leafCount(count), itemsEach: leafCapacity,
+                                              chunkDone: chunkDone) { leaf throws(Failure) in
             try Self.leaf(leaf, of: count, make)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import GeoClusterTestSupport
 @testable import GeoClusterEngine
@@ -139,6 +140,53 @@ struct FeatureSpansTests {
         } catch {
             #expect(error.description.contains(expected), "\(error.description)")
         }
+    }
+
+    /// Each chunk that ends without an error is reported once, as it ends, so that a
+    /// caller may let go of what the chunk read; a chunk that fails is not.
+    @Test func concurrentMapReportsEachChunkThatEnds() throws {
+        let done = Mutex<[Range<Int>]>([])
+        let values = try FeatureSpans.concurrentMap(100_000, chunkDone: { range in done.withLock { $0.append(range) } }) {
+            i throws(EngineError) in i
+        }
+        #expect(values.count == 100_000)
+        let ranges = done.withLock { $0 }.sorted { $0.lowerBound < $1.lowerBound }
+        #expect(ranges.count > 1)
+        #expect(ranges.first?.lowerBound == 0 && ranges.last?.upperBound == 100_000)
+        #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+
+        done.withLock { $0 = [] }
+        #expect(throws: EngineError.self) {
+            _ = try FeatureSpans.concurrentMap(100_000, chunkDone: { range in done.withLock { $0.append(range) } }) {
+                i throws(EngineError) in
+                if i == 99_999 { throw .invalidRequest(reason: "no") }
+                return i
+            }
+        }
+        #expect(!done.withLock { $0 }.contains { $0.contains(99_999) })
+        #expect(done.withLock { $0 }.contains { $0.contains(0) })
+    }
+
+    /// The pages of a run of a file's bytes given back read as zeros; the bytes beside
+    /// the run, on pages it shares with them, keep their values.
+    @Test func releasedPagesReadAsZerosAndTheBytesBesideThemStay() {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var bytes = [UInt8](repeating: 0xAB, count: 6 * page)
+        let range = 100 ..< 4 * page + 50
+        let base = bytes.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        bytes.withUnsafeBufferPointer { LayerCatalog.releasePages(at: UInt(bitPattern: $0.baseAddress), range) }
+        var released = 0
+        var wrong: [Int] = []
+        for i in bytes.indices {
+            let pageStart = (base + UInt(i)) / UInt(page) * UInt(page)
+            let inside = pageStart >= base + UInt(range.lowerBound) && pageStart + UInt(page) <= base + UInt(range.upperBound)
+            if inside { released += 1 }
+            if bytes[i] != (inside ? 0 : 0xAB) { wrong.append(i) }
+        }
+        #expect(released >= 3 * page)
+        #expect(wrong.isEmpty, "\(wrong.count) bytes, the first \(wrong.first ?? -1)")
+        bytes[0] = 1
+        #expect(bytes.count == 6 * page)
     }
 
     @Test func concurrentMapKeepsTheOrder() throws {
