@@ -30,11 +30,19 @@ public final class LiveLayerStore: Sendable {
     private let journalQueue = DispatchQueue(label: "geo-cluster.journal")
     /// Where batches are committed before they are published; `nil` keeps them in memory.
     public let journal: (any LayerJournal)?
+    /// Called after each write (``releaseReplacedMemory()``; tests count the calls).
+    private let releaseMemory: @Sendable () -> Void
 
     /// A layer whose writes stay in memory.
-    public init(_ layer: LiveLayer) {
+    public convenience init(_ layer: LiveLayer) {
+        self.init(layer, releasingMemory: Self.releaseReplacedMemory)
+    }
+
+    /// A layer whose writes stay in memory, calling `releasingMemory` after each write.
+    init(_ layer: LiveLayer, releasingMemory: @escaping @Sendable () -> Void) {
         current = ManagedAtomic(Version(layer, sequence: 0))
         journal = nil
+        releaseMemory = releasingMemory
         Self.prepareDisplay(of: layer)
     }
 
@@ -54,6 +62,7 @@ public final class LiveLayerStore: Sendable {
         layer.version = Int(sequence)
         current = ManagedAtomic(Version(layer, sequence: sequence))
         self.journal = journal
+        releaseMemory = Self.releaseReplacedMemory
         Self.prepareDisplay(of: layer)
     }
 
@@ -90,7 +99,7 @@ public final class LiveLayerStore: Sendable {
     /// batch applies to, under the same lock, so no concurrent write can slip in between.
     @discardableResult
     public func apply(_ changes: [LayerChange], owner: String? = nil) throws(EngineError) -> LiveLayer {
-        defer { Self.releaseReplacedMemory() }
+        defer { releaseMemory() }
         return try writer.withLock { _ throws(EngineError) -> LiveLayer in
             let base = current.load(ordering: .acquiring)
             guard let journal else {
@@ -144,7 +153,7 @@ public final class LiveLayerStore: Sendable {
     /// result once. Returns the sequence now applied.
     @discardableResult
     public func replay(_ entries: [JournalEntry]) throws(EngineError) -> Int64 {
-        defer { Self.releaseReplacedMemory() }
+        defer { releaseMemory() }
         return try writer.withLock { _ throws(EngineError) -> Int64 in
             let base = current.load(ordering: .acquiring)
             var next = base.layer

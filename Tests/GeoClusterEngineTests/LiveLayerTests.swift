@@ -215,6 +215,24 @@ struct LiveLayerTests {
         #expect(try engine.liveLayer(named: "sightings").record(idKey: "a1") != nil)
     }
 
+    /// Each write, applied or refused, asks for the heap's free pages to be given back
+    /// (what it replaced is freed in other threads' arenas as readers let go of it).
+    @Test func eachWriteAsksForTheReplacedMemoryToBeGivenBack() throws {
+        let releases = Atomic<Int>(0)
+        let store = LiveLayerStore(try LiveLayer(name: "sightings", kind: .sightings), releasingMemory: {
+            releases.add(1, ordering: .relaxed)
+        })
+        let record = try LayerRecord(json: Self.sighting("a", 127, 37, species: "Anas acuta"), kind: .sightings,
+                                     layer: "sightings", index: 0)
+        try store.apply([.insert(record)])
+        #expect(releases.load(ordering: .relaxed) == 1)
+        try store.apply([.delete(idKey: record.idKey)])
+        #expect(releases.load(ordering: .relaxed) == 2)
+        #expect(throws: EngineError.self) { try store.apply([.delete(idKey: record.idKey)]) }
+        #expect(releases.load(ordering: .relaxed) == 3)
+        #expect(store.layer.count == 0)
+    }
+
     @Test func upsertMovesAPointAndDeleteRemovesIt() throws {
         let engine = try Self.engine()
         try Self.seededSightings(engine)
