@@ -1,6 +1,7 @@
 // The index builds use a second core when there is one: the kd-sort of a level sorts its
 // two halves at once, and the radius build computes neighbour lists ahead of its greedy
-// pass. Dispatch's global pool provides the thread; Synchronization the handshake.
+// pass; a live query's first look shares the blocks it forms. Dispatch's global pool
+// provides the thread; Synchronization the handshake.
 import Dispatch
 import Synchronization
 #if canImport(Glibc)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Forming clusters, step 5: merges across block edges.
 ///
 /// Groups never take cells of two blocks, so that a block's groups depend on its points
@@ -78,18 +80,7 @@ extension LiveClusterIndex {
         let z = store.zoom
         let block: BlockStore.Block?
         if store.keeps {
-            let key = Self.groupKey(zoom: z, bx, by), root = combined.stamp
-            var entry = groupCache.entry(key, root: root)
-            if entry == nil, let stamp = blockStamp(bx, by, zoom: z) {
-                if let kept = groupCache.entry(key, stamp: stamp, root: root) {
-                    entry = kept
-                } else {
-                    let formed = keptBlock(bx, by, zoom: z, after: groupCache.latest(key))
-                    groupCache.keep(formed, for: key, budget: keptBudget, root: root)
-                    entry = formed
-                }
-            }
-            if let entry, !entry.items.features.isEmpty {
+            if let entry = keptGroups(bx, by, zoom: z), !entry.items.features.isEmpty {
                 block = BlockStore.Block(items: entry.items, range: entry.items.features.indices, edges: entry.edges)
             } else {
                 block = nil
@@ -102,6 +93,74 @@ extension LiveClusterIndex {
         }
         store.blocks[code] = .some(block)
         return block
+    }
+
+    /// A block's kept unfiltered groups, formed and kept when they are not; `nil` when
+    /// the block has no points.
+    func keptGroups(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> GroupCache.Entry? {
+        let key = Self.groupKey(zoom: z, bx, by), root = combined.stamp
+        if let entry = groupCache.entry(key, root: root) { return entry }
+        guard let stamp = blockStamp(bx, by, zoom: z) else { return nil }
+        if let kept = groupCache.entry(key, stamp: stamp, root: root) { return kept }
+        let formed = keptBlock(bx, by, zoom: z, after: groupCache.latest(key))
+        groupCache.keep(formed, for: key, budget: keptBudget, root: root)
+        return formed
+    }
+
+    /// Points the blocks a query forms must hold together for ``formMissingGroups(_:zoom:)``
+    /// to form them on two threads: below it, handing work to another thread costs about
+    /// what it saves.
+    static let pointsToFormAtOnce = 2_048
+
+    /// Forms and keeps, on this thread and one of the global pool's, the groups of the
+    /// blocks `codes` at zoom `z` that are not kept and whose items after merges are not
+    /// kept either (the blocks a query's first look at a place forms), when there is a
+    /// second core, at least two such blocks and ``pointsToFormAtOnce`` points in them.
+    /// A block's groups depend on its points alone, so it does not matter which thread
+    /// forms which. The two take the blocks one at a time, most points first, until none
+    /// is left: on a busy pool this thread forms them all, as without the other
+    /// (``BackgroundJob``). Returns how many blocks were shared so.
+    @discardableResult
+    func formMissingGroups(_ codes: [UInt64], zoom z: Int) -> Int {
+        guard BackgroundJob.hasSecondCore, codes.count >= 2 else { return 0 }
+        let root = combined.stamp
+        var missing: [(x: UInt32, y: UInt32, points: Int)] = []
+        for code in codes {
+            let (bx, by) = BulkBuilder.position(code)
+            let key = Self.groupKey(zoom: z, bx, by)
+            guard groupCache.entry(Self.resolvedKey(zoom: z, bx, by), root: root) == nil,
+                  groupCache.entry(key, root: root) == nil,
+                  let (stamp, nodes) = blockNodes(bx, by, zoom: z),
+                  groupCache.entry(key, stamp: stamp, root: root) == nil else { continue }
+            // The nodes hold the block's points, and may hold some beside it.
+            missing.append((bx, by, nodes.reduce(0) { $0 + ($1?.aggregate.count ?? 0) }))
+        }
+        guard missing.count >= 2, missing.reduce(0, { $0 + $1.points }) >= Self.pointsToFormAtOnce else { return 0 }
+        // Most points first, so that neither thread waits long for the other's last block.
+        let blocks = missing.sorted { $0.points > $1.points }.map { ($0.x, $0.y) }
+        let next = BlockCounter()
+        let formAll: @Sendable () -> Void = { [self] in
+            while let i = next.take(below: blocks.count) {
+                _ = keptGroups(blocks[i].0, blocks[i].1, zoom: z)
+            }
+        }
+        // Once no block is left to take, the query waits for the block the other thread
+        // is forming, if it started; one it has not started is taken back.
+        let helper = BackgroundJob { _ in formAll() }
+        formAll()
+        helper.complete()
+        return blocks.count
+    }
+
+    /// The next block to form, shared by the threads of ``formMissingGroups(_:zoom:)``.
+    private final class BlockCounter: Sendable {
+        private let taken = Atomic<Int>(0)
+
+        /// The next index, `nil` once `count` are taken.
+        func take(below count: Int) -> Int? {
+            let i = taken.add(1, ordering: .relaxed).oldValue
+            return i < count ? i : nil
+        }
     }
 
     /// The unfiltered groups of a block to keep, formed from its cells' totals: those of
@@ -401,6 +460,7 @@ extension LiveClusterIndex {
         var resolved: [UInt64: GroupCache.Entry?] = [:]
         var open: [UInt64] = []
         if store.keeps {
+            formMissingGroups(codes, zoom: store.zoom)
             for code in codes {
                 let (bx, by) = BulkBuilder.position(code)
                 let blockRect = blockRect(bx, by, zoom: store.zoom)

@@ -219,6 +219,50 @@ struct LiveClusterViewTests {
         #expect(acrossEdges > 0)
     }
 
+    /// The groups of a view's blocks formed on two threads at its first look
+    /// (``LiveClusterIndex/formMissingGroups(_:zoom:)``) are those each block forms on its
+    /// own, and the views answer alike.
+    @Test func blocksFormedOnTwoThreadsAreThoseFormedOneByOne() throws {
+        let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 13, bucketSize: 16)
+        let together = try Self.index(seed: 31, count: 40_000, partitioned: false, options: options)
+        let alone = try Self.index(seed: 31, count: 40_000, partitioned: false, options: options)
+        var random = SeededRandom(seed: 32)
+        var formedTogether = 0, blocks = 0
+        for zoom in 9...13 {
+            for _ in 0..<12 {
+                let box = try Self.randomBox(&random, zoom: zoom)
+                let (west, north) = Self.projected(Coordinate(longitude: box.west, latitude: box.north))
+                let (east, south) = Self.projected(Coordinate(longitude: box.east, latitude: box.south))
+                let (cx0, cx1) = together.grid.cellRange(west, east, zoom: zoom)
+                let (cy0, cy1) = together.grid.cellRange(north, south, zoom: zoom)
+                let shift = UInt32(LiveClusterIndex.blockShift)
+                var codes: [UInt64] = []
+                for by in (cy0 >> shift)...(cy1 >> shift) {
+                    for bx in (cx0 >> shift)...(cx1 >> shift) { codes.append(BulkBuilder.zOrder(bx, by)) }
+                }
+                formedTogether += together.formMissingGroups(codes, zoom: zoom)
+                for code in codes {
+                    let (bx, by) = BulkBuilder.position(code)
+                    let mine = alone.keptGroups(bx, by, zoom: zoom)
+                    // Those formed on two threads are kept: read, not formed again.
+                    let theirs = together.keptGroups(bx, by, zoom: zoom)
+                    let summaries = { (items: LiveClusterIndex.Items?) in
+                        items.map { items in items.summaries.indices.map { items.summaryValue($0) } }
+                    }
+                    let same = mine?.items.features == theirs?.items.features
+                        && summaries(mine?.items) == summaries(theirs?.items) && mine?.edges == theirs?.edges
+                    #expect(same, "zoom \(zoom), block \(bx), \(by)")
+                    blocks += 1
+                }
+                let x = try together.clusters(in: box, zoom: Double(zoom)), y = try alone.clusters(in: box, zoom: Double(zoom))
+                let sameAnswer = Self.items(x) == Self.items(y)
+                #expect(sameAnswer, "zoom \(zoom)")
+            }
+        }
+        print("\(formedTogether) of \(blocks) blocks formed on two threads")
+        if BackgroundJob.hasSecondCore { #expect(formedTogether > 0, "no view formed its blocks on two threads") }
+    }
+
     /// Where the next zoom does not fit whole in the kept groups, the index prepares the
     /// blocks of most points of the deeper zooms, and still answers every view as an
     /// index that forms its blocks on first use, also after a change.
