@@ -26,11 +26,14 @@ final class BackgroundJob: Sendable {
 
     private let state = Atomic<Int>(BackgroundJob.offered)
     private let stopRequested = Atomic<Bool>(false)
-    private let body: @Sendable (BackgroundJob) -> Void
+    /// The work, until it is claimed or dropped: the pool's queued call holds the job
+    /// until a pool thread takes it, which on a busy pool may be long after the offering
+    /// thread ran or dropped the work, and should not hold what the work captured.
+    private let body: Mutex<(@Sendable (BackgroundJob) -> Void)?>
 
     /// Offers `body` to the global pool. It receives the job, to poll ``isStopRequested``.
     init(_ body: @escaping @Sendable (BackgroundJob) -> Void) {
-        self.body = body
+        self.body = Mutex(body)
         DispatchQueue.global().async { [self] in _ = runIfUnclaimed() }
     }
 
@@ -47,6 +50,7 @@ final class BackgroundJob: Sendable {
     /// has. If the body ran, everything it wrote is visible to the caller afterwards.
     func cancel() {
         if state.compareExchange(expected: Self.offered, desired: Self.ended, ordering: .acquiring).exchanged {
+            body.withLock { $0 = nil }
             return
         }
         stopRequested.store(true, ordering: .relaxed)
@@ -56,7 +60,11 @@ final class BackgroundJob: Sendable {
     private func runIfUnclaimed() -> Bool {
         guard state.compareExchange(expected: Self.offered, desired: Self.running, ordering: .acquiring).exchanged
         else { return false }
-        body(self)
+        let work = body.withLock { body in
+            defer { body = nil }
+            return body
+        }
+        work?(self)
         state.store(Self.ended, ordering: .releasing)
         return true
     }

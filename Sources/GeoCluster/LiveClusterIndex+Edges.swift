@@ -130,10 +130,9 @@ extension LiveClusterIndex {
             let key = Self.groupKey(zoom: z, bx, by)
             guard groupCache.entry(Self.resolvedKey(zoom: z, bx, by), root: root) == nil,
                   groupCache.entry(key, root: root) == nil,
-                  let (stamp, nodes) = blockNodes(bx, by, zoom: z),
+                  let (stamp, points) = blockStampAndPoints(bx, by, zoom: z),
                   groupCache.entry(key, stamp: stamp, root: root) == nil else { continue }
-            // The nodes hold the block's points, and may hold some beside it.
-            missing.append((bx, by, nodes.reduce(0) { $0 + ($1?.aggregate.count ?? 0) }))
+            missing.append((bx, by, points))
         }
         guard missing.count >= 2, missing.reduce(0, { $0 + $1.points }) >= Self.pointsToFormAtOnce else { return 0 }
         // Most points first, so that neither thread waits long for the other's last block.

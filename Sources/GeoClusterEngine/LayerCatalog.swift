@@ -244,7 +244,8 @@ public enum LayerCatalog {
     /// pages of the text of each run of features made into records are given back to the
     /// system as the run ends (``releasePages(at:_:)``): records copy what they keep, and
     /// the text is not read again, so the file (2.5 GB for 10M sightings) is not held
-    /// whole beside the records it becomes. After a failure the bytes are not all there.
+    /// whole beside the records it becomes. After a failure the bytes are not all there;
+    /// the array's storage must be this call's alone (no copy of it read elsewhere).
     private static func records(_ bytes: [UInt8], spans: [Range<Int>], kind: LayerKind,
                                 layer: String) throws(FeatureFailure) -> RecordBatches {
         let made = bytes.withUnsafeBufferPointer { buffer in
