@@ -418,7 +418,9 @@ public struct LiveLayer: Sendable {
     /// place: a copy of the whole record would retain and release each of its parts.
     func encodePointFeature(slot: Int, into output: inout [UInt8]) {
         records.withElement(at: slot) { record in
-            if let record = record.pointee { record.appendFeatureText(to: &output) } else { output += "null".utf8 }
+            // Read in place: binding the record would copy it, retaining and releasing its
+            // references once per point of every answer.
+            if record.pointee?.appendFeatureText(to: &output) == nil { output += "null".utf8 }
         }
     }
 
