@@ -655,6 +655,26 @@ struct LiveClusterViewTests {
         #expect(entry.cells?.cells.last?.slot == 3 && entry.cells?.grid.histogram.last?.partition == 4)
     }
 
+    /// Cells are grouped in the order of a sort by count, larger first, then by index:
+    /// one counting pass where the counts span a narrow range, a sort of both in one key
+    /// where they do not (counts up to 2^32 and beyond, which the key clamps).
+    @Test(arguments: [1, 3, 40, 2_000, 1 << 40])
+    func cellsAreOrderedByDecreasingCountThenIndex(largestCount: Int) {
+        var generator = JSONValueTests.SplitMix64(seed: UInt64(largestCount))
+        for size in [0, 1, 2, 63, 64, 65, 256, 1_000] {
+            let cells = (0..<size).map { i in
+                var aggregate = NodeAggregate()
+                aggregate.count = 1 + Int(generator.next() % UInt64(largestCount))
+                return LiveClusterIndex.GridCell(x: UInt32(i), y: 0, aggregate: aggregate, slot: 0,
+                                                 histogramStart: 0, histogramEnd: 0)
+            }
+            let clamped = { (i: Int) in min(cells[i].aggregate.count, Int(UInt32.max)) }
+            let expected = cells.indices.sorted { clamped($0) != clamped($1) ? clamped($0) > clamped($1) : $0 < $1 }
+            #expect(LiveClusterIndex.byDecreasingCount(cells).map(Int.init) == expected,
+                    "\(size) cells, counts up to \(largestCount)")
+        }
+    }
+
     /// A kept block's cells' counts by partition, packed, unpack to the same totals, in
     /// the same order, whatever their values: partitions up and down, counts and weights
     /// at their extremes (weights below the count, negative, `Int.min` and `Int.max`).
