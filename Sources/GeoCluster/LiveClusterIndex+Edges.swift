@@ -96,13 +96,17 @@ extension LiveClusterIndex {
     }
 
     /// A block's kept unfiltered groups, formed and kept when they are not; `nil` when
-    /// the block has no points.
-    func keptGroups(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> GroupCache.Entry? {
+    /// the block has no points. `nodes`, when the caller has them, are
+    /// ``blockNodes(_:_:zoom:)`` of this index: the walk that finds them is not taken again.
+    func keptGroups(_ bx: UInt32, _ by: UInt32, zoom z: Int,
+                    nodes known: (stamp: BlockStamp, nodes: [QuadNode?])? = nil) -> GroupCache.Entry? {
         let key = Self.groupKey(zoom: z, bx, by), root = combined.stamp
         if let entry = groupCache.entry(key, root: root) { return entry }
-        guard let stamp = blockStamp(bx, by, zoom: z) else { return nil }
-        if let kept = groupCache.entry(key, stamp: stamp, root: root) { return kept }
-        let formed = keptBlock(bx, by, zoom: z, after: groupCache.latest(key))
+        // The stamp and the nodes in one walk: a block that is not kept under its stamp
+        // is formed next, and forming needs the nodes.
+        guard let current = known ?? blockNodes(bx, by, zoom: z) else { return nil }
+        if let kept = groupCache.entry(key, stamp: current.stamp, root: root) { return kept }
+        let formed = keptBlock(bx, by, zoom: z, after: groupCache.latest(key), current: current)
         groupCache.keep(formed, for: key, budget: keptBudget, root: root)
         return formed
     }
@@ -124,23 +128,23 @@ extension LiveClusterIndex {
     func formMissingGroups(_ codes: [UInt64], zoom z: Int) -> Int {
         guard BackgroundJob.hasSecondCore, codes.count >= 2 else { return 0 }
         let root = combined.stamp
-        var missing: [(x: UInt32, y: UInt32, points: Int)] = []
+        var missing: [(x: UInt32, y: UInt32, points: Int, nodes: (stamp: BlockStamp, nodes: [QuadNode?]))] = []
         for code in codes {
             let (bx, by) = BulkBuilder.position(code)
             let key = Self.groupKey(zoom: z, bx, by)
             guard groupCache.entry(Self.resolvedKey(zoom: z, bx, by), root: root) == nil,
                   groupCache.entry(key, root: root) == nil,
-                  let (stamp, points) = blockStampAndPoints(bx, by, zoom: z),
-                  groupCache.entry(key, stamp: stamp, root: root) == nil else { continue }
-            missing.append((bx, by, points))
+                  let current = blockNodes(bx, by, zoom: z),
+                  groupCache.entry(key, stamp: current.stamp, root: root) == nil else { continue }
+            missing.append((bx, by, current.nodes.reduce(0) { $0 + ($1?.aggregate.count ?? 0) }, current))
         }
         guard missing.count >= 2, missing.reduce(0, { $0 + $1.points }) >= Self.pointsToFormAtOnce else { return 0 }
         // Most points first, so that neither thread waits long for the other's last block.
-        let blocks = missing.sorted { $0.points > $1.points }.map { ($0.x, $0.y) }
+        let blocks = missing.sorted { $0.points > $1.points }.map { ($0.x, $0.y, $0.nodes) }
         let next = BlockCounter()
         let formAll: @Sendable () -> Void = { [self] in
             while let i = next.take(below: blocks.count) {
-                _ = keptGroups(blocks[i].0, blocks[i].1, zoom: z)
+                _ = keptGroups(blocks[i].0, blocks[i].1, zoom: z, nodes: blocks[i].2)
             }
         }
         // Once no block is left to take, the query waits for the block the other thread
@@ -166,10 +170,11 @@ extension LiveClusterIndex {
     /// `earlier` (the block's entry before changes) where the quadtree nodes under it did
     /// not change, gathered again elsewhere; all gathered when there is no such entry or
     /// the changes touch many cells. The totals are kept with the groups when the block
-    /// has several points per cell, where gathering them is most of the work.
-    func keptBlock(_ bx: UInt32, _ by: UInt32, zoom z: Int, after earlier: GroupCache.Entry?) -> GroupCache.Entry {
+    /// has several points per cell, where gathering them is most of the work. `current`
+    /// is the block's ``blockNodes(_:_:zoom:)`` now.
+    func keptBlock(_ bx: UInt32, _ by: UInt32, zoom z: Int, after earlier: GroupCache.Entry?,
+                   current: (stamp: BlockStamp, nodes: [QuadNode?])?) -> GroupCache.Entry {
         let (x0, y0, x1, y1) = cells(of: (bx, by, bx, by), zoom: z)
-        let current = blockNodes(bx, by, zoom: z)
         let nodes = current?.nodes ?? []
         var grid: Grid?
         if let earlier {
@@ -479,8 +484,8 @@ extension LiveClusterIndex {
                         let wider = needed.map { Self.union(scope, $0) }
                         resolved[code] = formResolvedBlock(bx, by, stamp: entry.stamp, scope: wider, store: &store)
                     }
-                case let .missing(stamp):
-                    resolved[code] = formResolvedBlock(bx, by, stamp: stamp, scope: needed, store: &store)
+                case let .missing(stamp, nodes):
+                    resolved[code] = formResolvedBlock(bx, by, stamp: stamp, nodes: nodes, scope: needed, store: &store)
                 }
             }
         } else {
@@ -559,7 +564,7 @@ extension LiveClusterIndex {
         case empty
         case kept(GroupCache.Entry)
         /// Not kept, or no longer valid: to be formed with this stamp and these nodes.
-        case missing(BlockStamp)
+        case missing(BlockStamp, nodes: [QuadNode?])
     }
 
     /// A block's unfiltered items after the merges across its edges, if kept: the entry
@@ -569,10 +574,10 @@ extension LiveClusterIndex {
     func keptResolvedBlock(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> KeptResolved {
         let key = Self.resolvedKey(zoom: z, bx, by)
         if let kept = groupCache.entry(key, root: combined.stamp) { return .kept(kept) }
-        guard let stamp = blockStamp(around: bx, by, reach: 2, zoom: z) else { return .empty }
+        // The stamp and the nodes in one walk: both are needed unless the stamp finds an entry.
+        guard let (stamp, nodes) = blockNodes(around: bx, by, reach: 2, zoom: z) else { return .empty }
         if let kept = groupCache.entry(key, stamp: stamp, root: combined.stamp) { return .kept(kept) }
-        guard let earlier = groupCache.latest(key), !earlier.nodes.isEmpty else { return .missing(stamp) }
-        let nodes = blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? []
+        guard let earlier = groupCache.latest(key), !earlier.nodes.isEmpty else { return .missing(stamp, nodes: nodes) }
         let level = grid.level(zoom: z)
         let last = UInt32(blocksPerSide(zoom: z) - 1)
         let (x0, y0, _, _) = cells(of: (bx > 2 ? bx - 2 : 0, by > 2 ? by - 2 : 0, bx, by), zoom: z)
@@ -581,7 +586,7 @@ extension LiveClusterIndex {
         let unchanged = Self.forEachChange(from: earlier.nodes, to: nodes) { nodeLevel, qx, qy in
             Self.subCells(level: nodeLevel, qx, qy, of: level, within: (sx0, sy0, sx1, sy1)) == nil
         }
-        guard unchanged else { return .missing(stamp) }
+        guard unchanged else { return .missing(stamp, nodes: nodes) }
         let entry = earlier.restamped(stamp, nodes: nodes)
         groupCache.keep(entry, for: key, budget: keptBudget, root: combined.stamp)
         return .kept(entry)
@@ -602,7 +607,8 @@ extension LiveClusterIndex {
         case .empty: return nil
         case let .kept(entry): return entry.scope == nil ? entry : formResolvedBlock(bx, by, stamp: entry.stamp,
                                                                                       scope: nil, store: &store)
-        case let .missing(stamp): return formResolvedBlock(bx, by, stamp: stamp, scope: nil, store: &store)
+        case let .missing(stamp, nodes):
+            return formResolvedBlock(bx, by, stamp: stamp, nodes: nodes, scope: nil, store: &store)
         }
     }
 
@@ -610,11 +616,11 @@ extension LiveClusterIndex {
     /// ``resolvedBlock(_:_:store:)``, under `stamp` (of the points within two blocks):
     /// with the merges of every item, or with those of the items positioned in `scope`
     /// (``GroupCache/Entry/scope``).
-    func formResolvedBlock(_ bx: UInt32, _ by: UInt32, stamp: BlockStamp, scope: UnitRect?,
-                           store: inout BlockStore) -> GroupCache.Entry {
+    func formResolvedBlock(_ bx: UInt32, _ by: UInt32, stamp: BlockStamp, nodes known: [QuadNode?]? = nil,
+                           scope: UnitRect?, store: inout BlockStore) -> GroupCache.Entry {
         let z = store.zoom
         // The nodes, to tell after a change whether the items still hold, for whole blocks.
-        let nodes = scope == nil ? blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? [] : []
+        let nodes = scope == nil ? known ?? blockNodes(around: bx, by, reach: 2, zoom: z)?.nodes ?? [] : []
         let key = Self.resolvedKey(zoom: z, bx, by)
         let code = BulkBuilder.zOrder(bx, by)
         var own = Items(), merged = Items()

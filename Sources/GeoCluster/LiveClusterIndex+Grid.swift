@@ -199,22 +199,16 @@ extension LiveClusterIndex {
     /// The stamp of a block's points, as ``blockStamp(_:_:zoom:)``, with the nodes whose
     /// stamps it holds (in its order, `nil` for a stamp of 0).
     func blockNodes(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> (stamp: BlockStamp, nodes: [QuadNode?])? {
-        blockStamp(around: bx, by, reach: 0, zoom: z, nodes: true).map { ($0.stamp, $0.nodes) }
+        blockStamp(around: bx, by, reach: 0, zoom: z, nodes: true)
     }
 
     /// ``blockStamp(around:_:reach:zoom:)`` with the nodes whose stamps it holds.
     func blockNodes(around bx: UInt32, _ by: UInt32, reach: Int, zoom z: Int) -> (stamp: BlockStamp, nodes: [QuadNode?])? {
-        blockStamp(around: bx, by, reach: reach, zoom: z, nodes: true).map { ($0.stamp, $0.nodes) }
-    }
-
-    /// The stamp of a block's points, as ``blockStamp(_:_:zoom:)``, with the points of the
-    /// nodes whose stamps it holds: the block's, and maybe some beside it.
-    func blockStampAndPoints(_ bx: UInt32, _ by: UInt32, zoom z: Int) -> (stamp: BlockStamp, points: Int)? {
-        blockStamp(around: bx, by, reach: 0, zoom: z, nodes: false).map { ($0.stamp, $0.points) }
+        blockStamp(around: bx, by, reach: reach, zoom: z, nodes: true)
     }
 
     private func blockStamp(around bx: UInt32, _ by: UInt32, reach: Int, zoom z: Int,
-                            nodes keepsNodes: Bool) -> (stamp: BlockStamp, nodes: [QuadNode?], points: Int)? {
+                            nodes keepsNodes: Bool) -> (stamp: BlockStamp, nodes: [QuadNode?])? {
         let level = grid.level(zoom: z)
         let blockWidth = UInt64(grid.span) << UInt64(Self.blockShift)
         let width = blockWidth * UInt64(2 * reach + 1)
@@ -230,20 +224,18 @@ extension LiveClusterIndex {
         let shift = UInt64(level - stampLevel)
         var stamp = BlockStamp()
         var nodes: [QuadNode?] = []
-        var points = 0
         withUnsafePointer(to: combined) { root in
             var k = 0
             for ny in (sy0 >> shift)...(sy1 >> shift) {
                 for nx in (sx0 >> shift)...(sx1 >> shift) {
                     let node = Self.stampNode(root, level: stampLevel, x: UInt32(nx), y: UInt32(ny))
                     stamp.set(k, node?.pointee.stamp ?? 0)
-                    points += node?.pointee.aggregate.count ?? 0
                     if keepsNodes { nodes.append(node?.pointee) }
                     k += 1
                 }
             }
         }
-        return stamp.isEmpty ? nil : (stamp, nodes, points)
+        return stamp.isEmpty ? nil : (stamp, nodes)
     }
 
     /// The node that holds the points of cell `(x, y)` of `level`: the cell's node, the
