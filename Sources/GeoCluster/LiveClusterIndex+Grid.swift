@@ -631,6 +631,9 @@ extension LiveClusterIndex {
         guard !partitioned, filter.partitions == nil, !filter.testsPoints, width * height <= Self.denseCellLimit,
               (points ?? Int.max) >= width * height / 4 else {
             var contributions: [Contribution] = []
+            // At most a contribution a point: room for as many, up to a few thousand, so
+            // that a dense block's contributions are not copied at each doubling.
+            if let points { contributions.reserveCapacity(min(points, 4_096)) }
             collect(zoom: z, x0: x0, y0: y0, x1: x1, y1: y1, filter: filter, into: &contributions)
             return fold(contributions)
         }
@@ -795,36 +798,59 @@ extension LiveClusterIndex {
     /// Sums contributions per cell, with counts per partition when the index keeps them;
     /// the grid comes indexed for ``Grid/forEachNeighbour(of:_:)``.
     func fold(_ contributions: [Contribution]) -> Grid {
-        var grid = Grid(cells: [], histogram: [])
-        grid.cells.reserveCapacity(contributions.count)
         contributions.withUnsafeBufferPointer { contributions in
-            // Read in place: a copy of a contribution would retain its histogram.
-            for i in Self.cellOrder(contributions) {
-                let c = contributions.baseAddress! + Int(i)
-                if let last = grid.cells.last, last.x == c.pointee.x, last.y == c.pointee.y {
-                    let i = grid.cells.count - 1
-                    grid.cells[i].aggregate.add(c.pointee.aggregate)
-                } else {
-                    if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
-                    grid.cells.append(GridCell(x: c.pointee.x, y: c.pointee.y, aggregate: c.pointee.aggregate,
-                                               slot: c.pointee.slot,
-                                               histogramStart: grid.histogram.count, histogramEnd: grid.histogram.count))
-                }
-                if let histogram = c.pointee.histogram {
-                    for item in histogram {
-                        grid.histogram.append(PartitionTotal(partition: Int(item.partition), count: Int(item.count),
-                                                             weight: Int(item.weight)))
-                    }
-                } else if partitioned, c.pointee.partition >= 0 {
-                    grid.histogram.append(PartitionTotal(partition: c.pointee.partition, count: c.pointee.aggregate.count,
-                                                         weight: c.pointee.aggregate.weight))
-                }
-                grid.cells[grid.cells.count - 1].histogramEnd = grid.histogram.count
+            let order = Self.cellOrder(contributions)
+            // Every count first, in cell order, then each cell's sorted and merged in
+            // place: the arrays are filled through pointers, sized once.
+            var counts = 0
+            if partitioned {
+                for i in contributions.indices { counts += contributions[i].histogram?.count ?? 1 }
+            } else {
+                for i in contributions.indices { counts += contributions[i].histogram?.count ?? 0 }
             }
+            var cells: [GridCell] = []
+            let histogram = [PartitionTotal](unsafeUninitializedCapacity: counts) { histogram, used in
+                var write = 0
+                var current: GridCell?
+                func finish(_ cell: GridCell) {
+                    var cell = cell
+                    write = Self.normalizeCounts(histogram, from: cell.histogramStart, to: write)
+                    cell.histogramEnd = write
+                    cells.append(cell)
+                }
+                for i in order {
+                    // Read in place: a copy of a contribution would retain its histogram.
+                    let c = contributions.baseAddress! + Int(i)
+                    if current != nil, current!.x == c.pointee.x, current!.y == c.pointee.y {
+                        current!.aggregate.add(c.pointee.aggregate)
+                    } else {
+                        if let done = current {
+                            finish(done)
+                        } else {
+                            cells.reserveCapacity(contributions.count)
+                        }
+                        current = GridCell(x: c.pointee.x, y: c.pointee.y, aggregate: c.pointee.aggregate,
+                                           slot: c.pointee.slot, histogramStart: write, histogramEnd: write)
+                    }
+                    if let items = c.pointee.histogram {
+                        for item in items {
+                            histogram[write] = PartitionTotal(partition: Int(item.partition), count: Int(item.count),
+                                                              weight: Int(item.weight))
+                            write += 1
+                        }
+                    } else if partitioned, c.pointee.partition >= 0 {
+                        histogram[write] = PartitionTotal(partition: c.pointee.partition, count: c.pointee.aggregate.count,
+                                                          weight: c.pointee.aggregate.weight)
+                        write += 1
+                    }
+                }
+                if let done = current { finish(done) }
+                used = write
+            }
+            var grid = Grid(cells: cells, histogram: histogram)
+            grid.index()
+            return grid
         }
-        if let last = grid.cells.indices.last { normalizeHistogram(of: last, in: &grid) }
-        grid.index()
-        return grid
     }
 
     /// Positions of the contributions in cell order (row, then column). The order within
@@ -861,21 +887,30 @@ extension LiveClusterIndex {
         return order
     }
 
-    /// Sorts a cell's partition counts by partition and merges repeats in place.
-    private func normalizeHistogram(of cell: Int, in grid: inout Grid) {
-        let start = grid.cells[cell].histogramStart, end = grid.cells[cell].histogramEnd
-        guard end - start > 1 else { return }
-        let items = grid.histogram[start..<end].sorted { $0.partition < $1.partition }
-        var write = start
-        for item in items {
-            if write > start, grid.histogram[write - 1].partition == item.partition {
-                grid.histogram[write - 1].add(item)
+    /// Sorts the partition counts `counts[start..<end]` (a cell's) by partition and
+    /// merges repeats, in place; returns the new end. Counts of one node come sorted,
+    /// without repeats: a cell of one node is left as it is.
+    static func normalizeCounts(_ counts: UnsafeMutableBufferPointer<PartitionTotal>, from start: Int, to end: Int) -> Int {
+        guard end - start > 1 else { return end }
+        var ascending = true
+        for i in start + 1..<end where counts[i - 1].partition >= counts[i].partition {
+            ascending = false
+            break
+        }
+        if ascending { return end }
+        // In place (the sort of a copy allocated an array per cell); repeats are integer
+        // sums, the same in any order.
+        var cell = UnsafeMutableBufferPointer(rebasing: counts[start..<end])
+        cell.sort { $0.partition < $1.partition }
+        var write = start + 1
+        for i in start + 1..<end {
+            if counts[write - 1].partition == counts[i].partition {
+                counts[write - 1].add(counts[i])
             } else {
-                grid.histogram[write] = item
+                counts[write] = counts[i]
                 write += 1
             }
         }
-        grid.histogram.removeSubrange(write..<end)
-        grid.cells[cell].histogramEnd = write
+        return write
     }
 }

@@ -675,6 +675,68 @@ struct LiveClusterViewTests {
         }
     }
 
+    /// Contributions fold into one cell each, in row-then-column order, with their totals
+    /// summed and their counts by partition sorted and merged: whole nodes' counts
+    /// (sorted, no repeats), single points' partitions, repeats across contributions, in
+    /// any order; an index without partitions keeps no counts.
+    @Test(arguments: [true, false])
+    func contributionsFoldIntoCellsWithTheirCountsMerged(partitioned: Bool) throws {
+        let index = try LiveClusterIndex(options: LiveClusterOptions(radiusPixels: 40, extent: 512), partitioned: partitioned)
+        var generator = JSONValueTests.SplitMix64(seed: partitioned ? 5 : 6)
+        for round in 0..<20 {
+            var contributions: [LiveClusterIndex.Contribution] = []
+            var expected: [UInt64: (count: Int, weight: Int, counts: [Int: (Int, Int)])] = [:]
+            for _ in 0..<Int(generator.next() % 400) {
+                let x = UInt32(generator.next() % 12), y = UInt32(generator.next() % 9)
+                var aggregate = NodeAggregate()
+                var histogram: [PartitionCount]?
+                var partition = -1
+                var counts: [Int: (Int, Int)] = [:]
+                if partitioned, generator.next() % 2 == 0 {
+                    // A node's counts: sorted, without repeats.
+                    let partitions = Set((0..<(1 + Int(generator.next() % 6))).map { _ in Int(generator.next() % 30) }).sorted()
+                    histogram = partitions.map { p in
+                        PartitionCount(partition: Int32(p), count: Int32(1 + generator.next() % 9),
+                                       weight: Int64(1 + generator.next() % 50))
+                    }
+                    for item in histogram! {
+                        aggregate.count += Int(item.count)
+                        aggregate.weight += Int(item.weight)
+                        counts[Int(item.partition)] = (Int(item.count), Int(item.weight))
+                    }
+                } else {
+                    aggregate.count = 1 + Int(generator.next() % 3)
+                    aggregate.weight = aggregate.count + Int(generator.next() % 4)
+                    if partitioned {
+                        partition = Int(generator.next() % 30)
+                        counts[partition] = (aggregate.count, aggregate.weight)
+                    }
+                }
+                contributions.append(LiveClusterIndex.Contribution(x: x, y: y, partition: partition, aggregate: aggregate,
+                                                                   slot: UInt32(round), histogram: histogram))
+                let key = UInt64(y) << 32 | UInt64(x)
+                var cell = expected[key] ?? (0, 0, [:])
+                cell.count += aggregate.count
+                cell.weight += aggregate.weight
+                for (p, c) in counts {
+                    let old = cell.counts[p] ?? (0, 0)
+                    cell.counts[p] = (old.0 + c.0, old.1 + c.1)
+                }
+                expected[key] = cell
+            }
+            let grid = index.fold(contributions)
+            #expect(grid.cells.map { UInt64($0.y) << 32 | UInt64($0.x) } == expected.keys.sorted())
+            for cell in grid.cells {
+                let want = try #require(expected[UInt64(cell.y) << 32 | UInt64(cell.x)])
+                #expect(cell.aggregate.count == want.count && cell.aggregate.weight == want.weight)
+                let got = grid.histogram[cell.histogramStart..<cell.histogramEnd].map { [$0.partition, $0.count, $0.weight] }
+                #expect(got == want.counts.keys.sorted().map { [$0, want.counts[$0]!.0, want.counts[$0]!.1] },
+                        "round \(round), cell \(cell.x), \(cell.y)")
+            }
+            #expect(partitioned || grid.histogram.isEmpty)
+        }
+    }
+
     /// A kept block's cells' counts by partition, packed, unpack to the same totals, in
     /// the same order, whatever their values: partitions up and down, counts and weights
     /// at their extremes (weights below the count, negative, `Int.min` and `Int.max`).
