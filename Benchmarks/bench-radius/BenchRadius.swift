@@ -63,7 +63,7 @@ struct Measure: ParsableCommand {
             malloc_trim(0). Each query sample is the wall clock (or, in the \
             second half of the passes, the thread's CPU time) of one clusters(in:zoom:) \
             call, which returns a new array of features. With --algorithm live, the \
-            index is a LiveClusterIndex (no partitions) of the same points and options, \
+            index is a LiveClusterIndex (without partitions unless --partitions) of the same points and options, \
             built from LivePoint values made before the build, and its build includes \
             prepareDisplay() (unless --no-prepare). The first, untimed pass \
             (where the live index forms the display groups it has not kept yet) is reported apart: \
@@ -109,6 +109,14 @@ struct Measure: ParsableCommand {
     var keptItems: Int?
 
     @Option(help: """
+        Live only: points in this many partitions (0: none), as a sightings layer's \
+        species: each point's partition drawn at random, weight 1-5, a time in one \
+        month; the index then keeps a tree per partition and counts by partition, and \
+        its clusters' summaries keep the top 3, as sightings layers do.
+        """)
+    var partitions: Int = 0
+
+    @Option(help: """
         Live only: in the timed passes, add a point before every N-th query (0: none), \
         about 100 m from a random input point, as a new sighting would be; the queries \
         then read the new version. Writes are timed apart (write_nanoseconds).
@@ -123,7 +131,17 @@ struct Measure: ParsableCommand {
         guard algorithm == "radius" || algorithm == "live" else {
             throw ValidationError("--algorithm must be radius or live, got \(algorithm)")
         }
-        let livePoints = algorithm == "live" ? coordinates.map { LivePoint(coordinate: $0) } : []
+        guard partitions >= 0, partitions <= LiveClusterIndex.maxPartitions, partitions == 0 || algorithm == "live" else {
+            throw ValidationError("--partitions needs --algorithm live and 0 to \(LiveClusterIndex.maxPartitions)")
+        }
+        var species = SplitMix64(seed: PointSets.seed + 3)
+        // 2025-05-01T00:00:00Z, plus up to 28 days.
+        let monthStart: Int64 = 1_746_057_600
+        let livePoints = algorithm != "live" ? [] : coordinates.enumerated().map { i, coordinate in
+            partitions == 0 ? LivePoint(coordinate: coordinate)
+                : LivePoint(coordinate: coordinate, partition: Int(species.next() % UInt64(partitions)),
+                            weight: 1 + i % 5, time: monthStart + Int64(i % 28) * 86_400)
+        }
 
         HeapTrim.releaseFreePages()
         let beforeBuildBytes = ProcessUsage.residentBytes()
@@ -138,7 +156,8 @@ struct Measure: ParsableCommand {
         var live: LiveClusterIndex?
         if algorithm == "live" {
             let built = try LiveClusterIndex(points: livePoints,
-                                             options: LiveClusterOptions(options, keptItems: keptItems))
+                                             options: LiveClusterOptions(options, keptItems: keptItems),
+                                             partitioned: partitions > 0, partitionsPerSummary: partitions > 0 ? 3 : nil)
             // What a live layer does after loading (in the background there): the first
             // look is prepared. Counted in the build here.
             if !noPrepare { preparedZoom = built.prepareDisplay() }
