@@ -141,9 +141,21 @@ public struct OpeningHours: Sendable, Equatable {
     /// Minutes from `start` (a minute of the week) until the place next opens: 0 when it is
     /// open then; `nil` when it never opens.
     public func minutesUntilOpen(from start: Double) -> Double? {
-        let s = Self.middleWeek(start)
-        if let open = timeline.first(where: { Double($0.upperBound) > s }) {
-            return max(0, Double(open.lowerBound) - s)
+        minutesUntilOpen(from: start, for: 0)
+    }
+
+    /// Minutes from `start` until the place is next open for the whole of `minutes`
+    /// minutes (a visit that starts then fits, as ``isOpen(from:for:)`` tells): 0 when one
+    /// starting at `start` does; `nil` when none starts within a week. A place open at
+    /// `start` that closes before the visit is over is open for such a visit only at a
+    /// later opening, long enough.
+    public func minutesUntilOpen(from start: Double, for minutes: Double) -> Double? {
+        let s = Self.middleWeek(start), length = max(0, minutes)
+        for open in timeline {
+            let begin = max(Double(open.lowerBound), s)
+            guard Double(open.upperBound) > begin, Double(open.upperBound) - begin >= length else { continue }
+            let wait = begin - s
+            return wait <= Double(Self.minutesPerWeek) ? wait : nil
         }
         return nil
     }

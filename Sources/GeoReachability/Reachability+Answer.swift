@@ -63,8 +63,9 @@ public struct ReachabilityAnswer: Sendable, Hashable {
         /// beyond the time that remains.
         case beyondNetworkSearch(minutesShortAtLeast: Double)
         /// The place is closed when the traveller would arrive, or closes before the dwell
-        /// is over; it next opens `minutesUntilOpen` minutes from now (`nil` when its
-        /// hours never open).
+        /// is over; it is next open for a whole visit `minutesUntilOpen` minutes from now
+        /// (`nil` when not within a week of the arrival): for a place that closes during the
+        /// visit, at a later opening, not at the arrival.
         case closed(minutesUntilOpen: Double?)
 
         /// Stable snake_case identifier for clients.
@@ -150,7 +151,8 @@ extension ReachabilityAnswer {
                 index: place.index, straightLineDistanceMeters: place.straightLineDistanceMeters,
                 distanceMetersEachWay: place.distanceMetersEachWay, distanceMetersBack: place.distanceMetersBack,
                 dwellMinutes: place.dwellMinutes,
-                reason: .closed(minutesUntilOpen: opening.minutesUntilOpen(from: arrival).map { place.walkMinutesEachWay + $0 })))
+                reason: .closed(minutesUntilOpen: opening.minutesUntilOpen(from: arrival, for: place.dwellMinutes)
+                    .map { place.walkMinutesEachWay + $0 })))
         }
         guard !closed.isEmpty else { return self }
         answer.unreachable += closed

@@ -496,6 +496,15 @@ struct HelsinkiReachableTests {
         #expect(opening.filter { $0.hasPrefix("2025-06-02T10:00:00+03:00") }.count > 5, "\(opening)")
         #expect(opening.allSatisfy { $0 > "2025-06-02T00:00" && $0.hasSuffix(":00+03:00") }, "\(opening)")
         #expect(open.count > late.count)
+        // At 17:35 the shops still open close at 18:00, before most 20-minute visits are
+        // over: closed for the visit, they are open for one again on Monday, not at the
+        // arrival.
+        let closing = try answer(["now": "2025-06-01T17:35:00+03:00", "departure": "2025-06-01T19:35:00+03:00",
+                                  "dwell_minutes": ["shopping": 20]])
+        let closingSoon = (closing["unreachable"]?.arrayValue ?? []).filter { $0["reason"] == "closed" }
+        #expect(closingSoon.count > closed.count / 2)
+        #expect(closingSoon.allSatisfy { ($0["opens_at"]?.stringValue ?? "~") > "2025-06-02T00:00" },
+                "\(closingSoon.compactMap { $0["opens_at"] })")
         // Without clock times, hours are not checked: the same two hours then list every
         // place that either of the clock-time answers lists or finds closed.
         let unchecked = try answer(["remaining_minutes": 120, "dwell_minutes": ["shopping": 20]])

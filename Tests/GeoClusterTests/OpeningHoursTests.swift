@@ -42,6 +42,35 @@ struct OpeningHoursTests {
         #expect(club.days[4] == [1_320..<1_560])
     }
 
+    /// When a visit next fits: a place open at the arrival that closes before the visit
+    /// is over is open for it only at its next opening long enough, not at the arrival.
+    @Test func aVisitNextFitsAtAnOpeningLongEnough() throws {
+        let restaurant = try OpeningHours(parsing: "Mo-Su 11:00-22:00")
+        // Saturday 21:34, an 80-minute visit: open, but it closes at 22:00; Sunday 11:00.
+        let arrival = Self.at(Self.saturday, 21, 34)
+        #expect(!restaurant.isOpen(from: arrival, for: 80))
+        #expect(restaurant.minutesUntilOpen(from: arrival) == 0)
+        #expect(restaurant.minutesUntilOpen(from: arrival, for: 80) == Self.at(Self.sunday, 11) - arrival)
+        #expect(restaurant.minutesUntilOpen(from: Self.at(Self.saturday, 20), for: 80) == 0, "20:00 to 21:20 fits")
+        #expect(restaurant.minutesUntilOpen(from: Self.at(Self.saturday, 9), for: 80) == 120, "fits from 11:00")
+        // Past midnight: at 01:00 a 17:00-02:00 bar has an hour left; a 90-minute visit
+        // fits at 17:00 that day.
+        let bar = try OpeningHours(parsing: "Mo-Su 17:00-02:00")
+        #expect(bar.minutesUntilOpen(from: Self.at(Self.tuesday, 1), for: 90) == Double(16 * 60))
+        // A short lunch opening is passed over for a long visit; one that never fits is nil.
+        let split = try OpeningHours(parsing: "Mo-Fr 11:00-12:00,18:00-23:00")
+        #expect(split.minutesUntilOpen(from: Self.at(Self.monday, 10), for: 120) == Double(8 * 60))
+        #expect(split.minutesUntilOpen(from: Self.at(Self.monday, 10), for: 301) == nil)
+        // Every answer is one that isOpen accepts, and none comes sooner.
+        for start in stride(from: 0.0, to: 10_080, by: 37) {
+            for length in [0.0, 30, 90, 300] {
+                guard let wait = split.minutesUntilOpen(from: start, for: length) else { continue }
+                #expect(split.isOpen(from: start + wait, for: length))
+                #expect(wait == 0 || !split.isOpen(from: start + wait - 1, for: length))
+            }
+        }
+    }
+
     @Test func shorthandsAndWhatMappersWrite() throws {
         #expect(try OpeningHours(parsing: "24/7").isOpen(from: Self.at(Self.sunday, 23, 50), for: 600))
         #expect(try OpeningHours(parsing: "closed").minutesUntilOpen(from: 0) == nil)
