@@ -182,12 +182,28 @@ public struct LayerRecord: Sendable, Equatable {
             let id = try reader.id(object["id"], kind: kind)
             idKey = id.key
             let kindFields = RecordReader.fieldNames(of: kind)
-            for (key, _) in object where !RecordReader.flatMembers.contains(key) && !kindFields.contains(key) {
+            let properties = RecordReader.flatProperties(of: kind)
+            for (key, _) in object
+            where !RecordReader.flatMembers.contains(key) && !kindFields.contains(key) && !properties.contains(key) {
                 throw reader.error(key, "is not a field of a \(kind.rawValue) record; free-form members go under \"properties\"")
             }
             coordinate = try reader.coordinate(longitude: object["lon"], latitude: object["lat"])
             let fields = try reader.fields(kind, from: object)
-            let freeForm = try reader.optionalObject(object["properties"], field: "properties")
+            var freeForm = try reader.optionalObject(object["properties"], field: "properties")
+            // A place's opening hours, given beside its fields, are kept among its
+            // properties, where a GeoJSON Feature has them.
+            for key in properties {
+                guard let value = object[key], value != .null else { continue }
+                guard case .string = value else {
+                    throw reader.error(key, "must be a string (OpenStreetMap's opening_hours syntax), got \(describe(value))")
+                }
+                guard freeForm?[key] == nil else {
+                    throw reader.error("properties.\(key)", "is given twice: beside the record's fields and under \"properties\"")
+                }
+                var members = freeForm ?? JSONObject()
+                members[key] = value
+                freeForm = members
+            }
             let feature = try reader.feature(flat: object, kindFields: kindFields, freeForm: freeForm, id: id.value)
             let owner = Self.ownerMembers(of: feature["properties"]?.objectValue)
             self.fields = fields
@@ -247,6 +263,12 @@ struct RecordReader {
 
     /// Members of a flat record besides the kind fields.
     static let flatMembers = ["id", "lon", "lat", "properties"]
+
+    /// Members a flat record of the kind may give beside its fields that are kept among
+    /// its properties: a place's `opening_hours`, which docs/LIVE.md lists with its fields.
+    static func flatProperties(of kind: LayerKind) -> [String] {
+        kind == .places ? ["opening_hours"] : []
+    }
     static let sightingFields = staticFieldNames(of: .sightings).map(\.description)
     static let placeFields = staticFieldNames(of: .places).map(\.description)
     static let stationFields = staticFieldNames(of: .stations).map(\.description)

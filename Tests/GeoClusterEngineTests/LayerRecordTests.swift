@@ -118,6 +118,26 @@ struct LayerRecordTests {
         #expect(station.fields == .station(name: "서울", lines: ["KTX", "SRT"]))
     }
 
+    /// A flat place may give its `opening_hours` beside its fields (docs/LIVE.md lists it
+    /// with them): it is kept among the properties, where a GeoJSON Feature has it. Given
+    /// twice, or not as a string, it is refused; other kinds have no such member.
+    @Test func aFlatPlacesOpeningHoursAreAmongItsProperties() throws {
+        let hours: JSONValue = "Mo-Su 07:00-23:00"
+        let record = try LayerRecord(json: Self.changing(Self.place, "opening_hours", to: hours), kind: .places,
+                                     layer: "test", index: 0)
+        #expect(record.feature["properties"]?["opening_hours"] == hours)
+        #expect(record.fields == .place(name: "부산 카페 1", category: "cafe", dwellMinutes: 30))
+        var both = Self.place
+        both["opening_hours"] = hours
+        both["properties"] = ["opening_hours": "24/7"]
+        #expect(Self.rejection(.object(both), .places)
+                == Self.invalid("12", "properties.opening_hours",
+                                "is given twice: beside the record's fields and under \"properties\""))
+        #expect(Self.rejection(Self.changing(Self.place, "opening_hours", to: 24), .places)
+                == Self.invalid("12", "opening_hours", "must be a string (OpenStreetMap's opening_hours syntax), got 24"))
+        #expect(Self.rejection(Self.changing(Self.station, "opening_hours", to: hours), .stations)?.field == "opening_hours")
+    }
+
     @Test func pointsMayLackAnIdAndProperties() throws {
         let flat = try LayerRecord(json: ["lon": 0, "lat": 0], kind: .points, layer: "test", index: 0)
         #expect(flat.idKey == "" && flat.idJSON == .null && flat.fields == .point)
