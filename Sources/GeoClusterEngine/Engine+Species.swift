@@ -1,5 +1,6 @@
 import GeoCluster
 import GeoClusterWire
+import GeoReachability
 
 /// The language species are named and ordered in (`lang`).
 public enum NameLanguage: String, Sendable, CaseIterable {
@@ -7,8 +8,9 @@ public enum NameLanguage: String, Sendable, CaseIterable {
 
     static func read(_ fields: inout FieldReader) throws(EngineError) -> NameLanguage? {
         guard let tag = try fields.optionalString("lang") else { return nil }
-        guard let language = NameLanguage(rawValue: tag) else {
-            throw .invalidField("lang", reason: "must be \"ko\" or \"en\", got \"\(tag.prefix(40))\"")
+        // A language tag as browsers and phones send it: ko, ko-KR, KO, ko_KR.
+        guard let language = ReachabilityLanguage(tag: tag).flatMap({ NameLanguage(rawValue: $0.rawValue) }) else {
+            throw .invalidField("lang", reason: "must be \"ko\" or \"en\" (a tag such as ko-KR), got \"\(tag.prefix(40))\"")
         }
         return language
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import GeoCluster
 import GeoClusterWire
+import GeoReachability
 import Synchronization
 
 /// One version of a live layer: its records and the live index over them. A value: a
@@ -383,8 +384,12 @@ public struct LiveLayer: Sendable {
             }
             result.partitions = partitions
         } else if let names = filter.species ?? filter.categories {
-            // A name with no point yet matches nothing, which is not an error.
-            result.partitions = names.compactMap { partitionNumbers[$0] }
+            // A name with no point yet matches nothing, which is not an error. A place
+            // category may also be given as its label (카페, Cafe) or in capitals.
+            result.partitions = names.compactMap { name in
+                partitionNumbers[name] ?? (kind != .places ? nil
+                    : partitionNumbers[name.lowercased()] ?? ReachabilityLanguage.category(labelled: name).flatMap { partitionNumbers[$0] })
+            }
         }
         if filter.from != nil || filter.to != nil {
             result.days = (filter.from?.day ?? Int32.min)...(filter.to?.day ?? Int32.max)

@@ -177,8 +177,9 @@ public struct ReachableQuery: Sendable, Equatable {
         switch try fields.optionalString("lang") {
         case nil: language = .english
         case let tag?:
-            guard let known = ReachabilityLanguage(rawValue: tag) else {
-                throw .invalidField("lang", reason: "must be \"en\" or \"ko\", got \"\(tag.prefix(40))\"")
+            // A language tag as browsers and phones send it: ko, ko-KR, KO, ko_KR.
+            guard let known = ReachabilityLanguage(tag: tag) else {
+                throw .invalidField("lang", reason: "must be \"en\" or \"ko\" (a tag such as ko-KR), got \"\(tag.prefix(40))\"")
             }
             language = known
         }

@@ -16,6 +16,16 @@ public enum ReachabilityLanguage: String, Sendable, Hashable, CaseIterable {
         return labels[category] ?? category
     }
 
+    /// The category a label names, in either language, whatever its case: `카페`, `Cafe`
+    /// and `CAFE` give `cafe`; `nil` for any other text.
+    public static func category(labelled label: String) -> String? {
+        let key = label.lowercased()
+        for labels in [englishLabels, koreanLabels] {
+            if let (category, _) = labels.first(where: { $0.value.lowercased() == key }) { return category }
+        }
+        return nil
+    }
+
     static let englishLabels: [String: String] = [
         "cafe": "Cafe", "restaurant": "Restaurant", "attraction": "Attraction", "park": "Park",
         "market": "Market", "museum": "Museum", "viewpoint": "Viewpoint", "shopping": "Shop",
@@ -31,7 +41,7 @@ public enum ReachabilityLanguage: String, Sendable, Hashable, CaseIterable {
     /// The language a `lang` value or an `Accept-Language` tag names (`ko`, `ko-KR`, `en-US`),
     /// if it is one of these.
     public init?(tag: some StringProtocol) {
-        let primary = tag.split(separator: "-", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+        let primary = tag.split(maxSplits: 1, whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
         guard let language = Self(rawValue: primary) else { return nil }
         self = language
     }

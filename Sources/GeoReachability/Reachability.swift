@@ -136,6 +136,15 @@ public enum Reachability {
                                                      radiusMeters: radius, distanceMeters: distanceMeters)
         }
 
+        // From a start position, no place fits when the walk straight to the station and
+        // the buffer take longer than the time left: "enough to explore" would send the
+        // traveller the wrong way.
+        if let direct = answer.directWalkMinutes, !(direct + parameters.boardingBufferMinutes <= remainingMinutes) {
+            answer.status = .tooLittleTime
+            answer.reason = reasonToHeadForTheStation(directWalkMinutes: direct, remainingMinutes: remainingMinutes,
+                                                      parameters: parameters, language: language)
+        }
+
         switch order {
         case .slack:
             visit.reachable.sort { a, b in
@@ -177,6 +186,30 @@ public enum Reachability {
             return "출발까지 \(remaining)분 남았습니다(\(tight)분 이하). 시간이 빠듯하니 여유 시간이 가장 많은 곳만 다녀오세요"
         case (.ok, .korean):
             return "출발까지 \(remaining)분 남았습니다(\(tight)분 초과). 주변을 둘러볼 시간이 충분합니다"
+        }
+    }
+
+    /// The sentence of an answer from a start position whose walk straight to the station,
+    /// with the buffer, takes longer than the time left (or that has no walk to it): head
+    /// for the station now. The walk is given as the answer shows it, rounded up to a tenth.
+    public static func reasonToHeadForTheStation(directWalkMinutes: Double, remainingMinutes: Double,
+                                                 parameters: ReachabilityParameters,
+                                                 language: ReachabilityLanguage) -> String {
+        let remaining = formatMinutes(remainingMinutes)
+        let buffer = formatMinutes(parameters.boardingBufferMinutes)
+        guard directWalkMinutes.isFinite else {
+            switch language {
+            case .english: return "no walk from here to the station was found: head for the station now"
+            case .korean: return "여기서 역까지 걸어갈 길을 찾지 못했습니다. 지금 역으로 가세요"
+            }
+        }
+        let walk = formatMinutes((directWalkMinutes * 10 - 1e-6).rounded(.up) / 10)
+        switch language {
+        case .english:
+            return "the walk to the station takes \(walk) minutes, with the \(buffer)-minute boarding buffer more than "
+                + "the \(remaining) minutes that remain: head for the station now"
+        case .korean:
+            return "역까지 걸어서 \(walk)분, 승차 여유 \(buffer)분을 더하면 남은 \(remaining)분보다 깁니다. 지금 역으로 출발하세요"
         }
     }
 

@@ -89,6 +89,24 @@ struct TravelFlowTests {
         let none = try Self.run(engine, ["remaining_minutes": 12, "lang": "ko"])
         #expect(none["reason"]?.stringValue?.contains("20분보다 많이") == true)
         #expect(Self.error(engine, ["remaining_minutes": 75, "lang": "fr"])?.field == "lang")
+        // Language tags as phones send them.
+        for tag in ["ko-KR", "KO", "ko_KR"] {
+            #expect(try Self.run(engine, ["remaining_minutes": 75, "lang": .string(tag), "limit": 1])["reason"] == answer["reason"])
+        }
+        #expect(try Self.run(engine, ["remaining_minutes": 75, "lang": "en-US", "limit": 1])["reason"] == english["reason"])
+    }
+
+    /// A category filter may name a category by its label, in Korean or English, or in
+    /// capitals: the app shows the labels.
+    @Test func categoriesByTheirLabels() throws {
+        let engine = try ReachableTests.engine()
+        let cafes = try Self.run(engine, ["remaining_minutes": 75, "category": "cafe"])
+        #expect((cafes["reachable"]?.arrayValue?.count ?? 0) > 0)
+        for name in ["카페", "Cafe", "CAFE"] {
+            #expect(try Self.run(engine, ["remaining_minutes": 75, "category": .string(name)])["reachable"]
+                    == cafes["reachable"], "\(name)")
+        }
+        #expect(try Self.run(engine, ["remaining_minutes": 75, "category": "찻집"])["reachable"] == [])
     }
 
     // MARK: Stations by name
@@ -260,6 +278,20 @@ struct WalkViaAPlaceTests {
                                                       "remaining_minutes": 30])
         #expect(answer["direct_walk_minutes"] == 40)  // 2000 · 1.5 / 75
         #expect(answer["reachable"] == [])
+        // The walk and the buffer take longer than the time left: the answer sends the
+        // traveller to the station, not to explore.
+        #expect(answer["status"] == "too_little_time")
+        let reason = "the walk to the station takes 40 minutes, with the 10-minute boarding buffer "
+            + "more than the 30 minutes that remain: head for the station now"
+        #expect(answer["reason"] == .string(reason))
+        let korean = try TravelFlowTests.run(engine, ["lon": .number(far.longitude), "lat": .number(far.latitude),
+                                                      "remaining_minutes": 45, "lang": "ko"])
+        #expect(korean["status"] == "too_little_time")
+        #expect(korean["reason"] == "역까지 걸어서 40분, 승차 여유 10분을 더하면 남은 45분보다 깁니다. 지금 역으로 출발하세요")
+        // With the walk and the buffer inside the time left, the status is the time's.
+        let inTime = try TravelFlowTests.run(engine, ["lon": .number(far.longitude), "lat": .number(far.latitude),
+                                                      "remaining_minutes": 50])
+        #expect(inTime["status"] == "ok")
     }
 
     /// Starting at the station itself, the walk there and back is the round trip.
