@@ -50,7 +50,8 @@ enum NameKey {
 }
 
 /// How station names are compared: `서울역`, `서울 역`, `서울` and `Seoul Station` are the
-/// same name, as are `김천(구미)` and `김천`.
+/// same name; `김천(구미)` is also `김천구미` and `김천·구미`, and answers to `김천` and to
+/// `구미` as parts of it.
 enum StationName {
     /// The name's ``NameKey`` without a trailing `역` or `station`.
     static func key(_ name: String) -> String {
@@ -62,44 +63,76 @@ enum StationName {
     }
 
     /// The keys a station answers to: its name, its English name and any former name, each
-    /// also without a part in parentheses.
-    static func keys(of record: LayerRecord) -> [String] {
+    /// also without its parentheses (`김천(구미)` as `김천구미`); and, as ``Keys/parts``, the
+    /// part before and the part inside them.
+    struct Keys {
+        var names: [String] = []
+        var parts: [String] = []
+    }
+
+    static func keys(of record: LayerRecord) -> Keys {
         var names: [String] = []
         if case let .station(name, _) = record.fields { names.append(name) }
         let properties = record.properties
         for property in ["name_en", "former_name"] {
             if let text = properties[property]?.stringValue { names.append(text) }
         }
-        var keys: [String] = []
+        var keys = Keys()
         for name in names {
-            keys.append(key(name))
-            if let open = name.firstIndex(of: "(") {
-                keys.append(key(String(name[..<open])))
-                if let close = name[open...].firstIndex(of: ")") {
-                    keys.append(key(String(name[name.index(after: open)..<close])))
-                }
+            keys.names.append(key(name))
+            if let split = parts(of: name) {
+                keys.names.append(key(split.before + split.inside))
+                keys.parts.append(key(split.before))
+                keys.parts.append(key(split.inside))
             }
         }
+        keys.names.removeAll { $0.isEmpty }
+        keys.parts.removeAll { $0.isEmpty }
+        return keys
+    }
+
+    /// A name's part before its parentheses and the part inside them, if it has them.
+    static func parts(of name: String) -> (before: String, inside: String)? {
+        guard let open = name.firstIndex(of: "(") else { return nil }
+        let after = name.index(after: open)
+        let close = name[after...].firstIndex(of: ")") ?? name.endIndex
+        return (String(name[..<open]), String(name[after..<close]))
+    }
+
+    /// The keys a query is tried with, in turn: as typed, then, for a name written with
+    /// parentheses (`천안아산(온양온천)`, a station's full official name), the part before
+    /// them and the part inside.
+    static func queryKeys(_ text: String) -> [String] {
+        var keys = [key(text)]
+        if let split = parts(of: text) { keys += [key(split.before + split.inside), key(split.before), key(split.inside)] }
         return keys.filter { !$0.isEmpty }
     }
 
     enum Match: Int, Comparable {
-        case exact = 0, prefix = 1
+        /// The whole of one of the station's names.
+        case exact = 0
+        /// The part of a name before or inside its parentheses: `구미` of `김천(구미)`,
+        /// which the station named `구미` itself comes before.
+        case part = 1
+        case prefix = 2
 
         static func < (a: Match, b: Match) -> Bool { a.rawValue < b.rawValue }
 
         var code: String {
             switch self {
-            case .exact: "exact"
+            case .exact, .part: "exact"
             case .prefix: "prefix"
             }
         }
     }
 
     /// How well a station's keys match a query key.
-    static func match(_ query: String, _ keys: [String]) -> Match? {
-        if keys.contains(query) { return .exact }
-        if keys.contains(where: { $0.hasPrefix(query) }) { return .prefix }
+    static func match(_ query: String, _ keys: Keys) -> Match? {
+        if keys.names.contains(query) { return .exact }
+        if keys.parts.contains(query) { return .part }
+        if keys.names.contains(where: { $0.hasPrefix(query) }) || keys.parts.contains(where: { $0.hasPrefix(query) }) {
+            return .prefix
+        }
         return nil
     }
 }
@@ -109,18 +142,21 @@ extension Engine {
     /// matches, then by distance when a position is given, then by id.
     func stations(_ query: StationQuery) throws(EngineError) -> JSONValue {
         let layer = try liveLayer(query.stationsLayer, field: "stations_layer", kind: .stations)
-        let queryKey = query.name.map(StationName.key)
         var found: [(record: LayerRecord, match: StationName.Match?, distance: Double?)] = []
-        for slot in 0..<layer.records.count {
-            guard let record = layer.record(atSlot: slot), case let .station(_, lines) = record.fields else { continue }
-            if let line = query.line, !lines.contains(line) { continue }
-            var match: StationName.Match?
-            if let queryKey {
-                guard let m = StationName.match(queryKey, StationName.keys(of: record)) else { continue }
-                match = m
+        // A name with parentheses that finds nothing as typed is tried by its parts.
+        let queryKeys: [String?] = query.name.map { StationName.queryKeys($0).map(Optional.some) } ?? [nil]
+        for queryKey in queryKeys where found.isEmpty {
+            for slot in 0..<layer.records.count {
+                guard let record = layer.record(atSlot: slot), case let .station(_, lines) = record.fields else { continue }
+                if let line = query.line, !lines.contains(line) { continue }
+                var match: StationName.Match?
+                if let queryKey {
+                    guard let m = StationName.match(queryKey, StationName.keys(of: record)) else { continue }
+                    match = m
+                }
+                let distance = query.near.map { Self.geodesicMeters($0, record.coordinate) }
+                found.append((record, match, distance))
             }
-            let distance = query.near.map { Self.geodesicMeters($0, record.coordinate) }
-            found.append((record, match, distance))
         }
         found.sort { a, b in
             if a.match != b.match, let x = a.match, let y = b.match { return x < y }
@@ -146,7 +182,9 @@ extension Engine {
 
     /// The station a `reachable` request names: by id first (a numeric string also finds
     /// an integer id), then the one station whose name is the given one, then the one
-    /// whose name starts with it. More than one is `ambiguous_station`, none
+    /// with a part of its name (before or inside parentheses) that is, then the one
+    /// whose name starts with it; a name with parentheses that finds none is tried by its
+    /// parts. More than one at the deciding step is `ambiguous_station`, none
     /// `unknown_station`.
     func station(_ id: JSONValue, in layer: LiveLayer, layerName: String) throws(EngineError) -> LayerRecord {
         if let key = LayerRecord.idKey(of: id), let record = layer.record(idKey: key) { return record }
@@ -155,17 +193,20 @@ extension Engine {
             return record
         }
         if let text = id.stringValue {
-            let key = StationName.key(text)
-            var exact: [LayerRecord] = [], prefix: [LayerRecord] = []
-            for slot in 0..<layer.records.count where !key.isEmpty {
-                guard let record = layer.record(atSlot: slot) else { continue }
-                switch StationName.match(key, StationName.keys(of: record)) {
-                case .exact: exact.append(record)
-                case .prefix: prefix.append(record)
-                case nil: break
+            var matches: [LayerRecord] = []
+            for key in StationName.queryKeys(text) where matches.isEmpty {
+                var best: StationName.Match?
+                for slot in 0..<layer.records.count {
+                    guard let record = layer.record(atSlot: slot),
+                          let match = StationName.match(key, StationName.keys(of: record)) else { continue }
+                    if best == nil || match < best! {
+                        best = match
+                        matches = [record]
+                    } else if match == best {
+                        matches.append(record)
+                    }
                 }
             }
-            let matches = exact.isEmpty ? prefix : exact
             if matches.count == 1 { return matches[0] }
             if matches.count > 1 {
                 let candidates = matches.sorted { $0.idKey < $1.idKey }.prefix(10).map { record in

@@ -118,6 +118,8 @@ struct TravelFlowTests {
             ("gwangju-songjeong", "광주송정", "Gwangju-Songjeong", ["KTX", "SRT"], 126.7914, 35.1378, nil),
             ("gimcheon-gumi", "김천(구미)", "Gimcheon-Gumi", ["KTX"], 128.1796, 36.1136, nil),
             ("singyeongju", "경주", "Gyeongju", ["KTX"], 129.2187, 35.7983, "신경주"),
+            ("gumi", "구미", "Gumi", ["Gyeongbu Line"], 128.3307, 36.1284, nil),
+            ("cheonan-asan", "천안아산", "Cheonan-Asan", ["KTX", "SRT"], 127.1046, 36.7945, nil),
         ]
         let records = try rows.enumerated().map { i, row in
             var properties: JSONObject = ["name_en": .string(row.2)]
@@ -151,9 +153,18 @@ struct TravelFlowTests {
         // Exact first, then prefix.
         #expect(try Self.stationIDs(engine, ["q": "광주"]) == ["gwangju", "gwangju-songjeong"])
         #expect(try Self.stationIDs(engine, ["q": "김천"]) == ["gimcheon-gumi"])
-        #expect(try Self.stationIDs(engine, ["q": "구미"]) == ["gimcheon-gumi"])
+        // A station named 구미 comes before the part of 김천(구미).
+        #expect(try Self.stationIDs(engine, ["q": "구미"]) == ["gumi", "gimcheon-gumi"])
+        // A name with parentheses written without them, or with a dot; an official name
+        // with its part in parentheses, which the layer's name lacks.
+        for query in ["김천구미역", "김천·구미", "김천(구미)역", "gimcheon gumi"] {
+            #expect(try Self.stationIDs(engine, ["q": .string(query)]) == ["gimcheon-gumi"], "\(query)")
+        }
+        for query in ["천안아산(온양온천)", "천안아산역(온양온천)", "천안아산 (온양온천)"] {
+            #expect(try Self.stationIDs(engine, ["q": .string(query)]) == ["cheonan-asan"], "\(query)")
+        }
         #expect(try Self.stationIDs(engine, ["q": "신경주역"]) == ["singyeongju"])
-        #expect(try Self.stationIDs(engine, ["line": "SRT"]) == ["gwangju-songjeong"])
+        #expect(try Self.stationIDs(engine, ["line": "SRT"]) == ["cheonan-asan", "gwangju-songjeong"])
         #expect(try Self.stationIDs(engine, ["lon": 126.8, "lat": 35.14, "limit": 2]) == ["gwangju-songjeong", "gwangju"])
         #expect(try Self.stationIDs(engine, ["q": "부산"]) == [])
         if case let .failure(error) = engine.handle(["op": "stations", "q": " - "]) {
@@ -172,6 +183,10 @@ struct TravelFlowTests {
         #expect(try Self.run(engine, ["station": "Seoul", "remaining_minutes": 25, "boarding_buffer_minutes": 5])["boarding_buffer_minutes"] == 5)
         #expect(try Self.run(engine, ["station": "광주", "remaining_minutes": 25])["station"]?["id"] == "gwangju")
         #expect(try Self.run(engine, ["station": "광주송", "remaining_minutes": 25])["station"]?["id"] == "gwangju-songjeong")
+        // The station named 구미, not the part of 김천(구미); the parts decide when no name does.
+        #expect(try Self.run(engine, ["station": "구미", "remaining_minutes": 25])["station"]?["id"] == "gumi")
+        #expect(try Self.run(engine, ["station": "김천", "remaining_minutes": 25])["station"]?["id"] == "gimcheon-gumi")
+        #expect(try Self.run(engine, ["station": "천안아산(온양온천)", "remaining_minutes": 25])["station"]?["id"] == "cheonan-asan")
         // 25 minutes at Seoul: 15 buffer, 5 at the shop 45 m away.
         #expect(byName["total"] == 1)
         // More than one: ambiguous, with the candidates named.
