@@ -145,7 +145,8 @@ public struct ReachableQuery: Sendable, Equatable {
             guard minutes >= 0 else {
                 throw .core(.invalidRemainingTime(minutes: minutes, reason: "is negative"), field: "remaining_minutes")
             }
-            guard minutes <= Request.maxRemainingMinutes else {
+            // The whole minutes decide, as everywhere else: 2,880.5 is 2,880.
+            guard minutes.rounded(.down) <= Request.maxRemainingMinutes else {
                 throw .invalidField("remaining_minutes", reason: "must be at most \(Int(Request.maxRemainingMinutes)) (48 h), got \(minutes)")
             }
         }

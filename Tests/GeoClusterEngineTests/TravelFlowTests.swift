@@ -57,6 +57,8 @@ struct TravelFlowTests {
         #expect(tooFar?.code == "invalid_field" && tooFar?.field == "departure")
         #expect(tooFar?.description.contains("2880 minutes (48 h)") == true)
         #expect(Self.error(engine, ["remaining_minutes": 2_881])?.field == "remaining_minutes")
+        // A fraction is dropped before the bound is checked, as before the status is decided.
+        #expect(try Self.run(engine, ["remaining_minutes": 2_880.5])["remaining_minutes"] == 2_880)
     }
 
     @Test func aDepartureWithoutNowCountsFromTheServersClock() throws {
