@@ -153,6 +153,13 @@ extension Engine {
                 epochSeconds: clock.nowEpochSeconds, timeZone: places.metadata.timeZone,
                 fallbackOffsetSeconds: clock.offsetSeconds))
         }
+        // Time to explore, and nothing to explore (every place too far, closed, or not of
+        // the categories asked for): the status's sentence would point to places there
+        // are none of.
+        if query.place == nil, answer.status != .tooLittleTime, answer.reachable.isEmpty {
+            answer.reason = Reachability.reasonNothingFits(remainingMinutes: answer.remainingMinutes,
+                                                           language: query.language)
+        }
         func hoursState(_ slot: Int) -> JSONValue {
             clock == nil ? "unchecked" : hours(slot) == nil ? "unknown" : "open"
         }

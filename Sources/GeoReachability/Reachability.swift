@@ -213,6 +213,17 @@ public enum Reachability {
         }
     }
 
+    /// The sentence of an answer with time to explore (`tight` or `ok`) in which no
+    /// place fits: the status's own sentence would send the traveller to places there
+    /// are none of.
+    public static func reasonNothingFits(remainingMinutes: Double, language: ReachabilityLanguage) -> String {
+        let remaining = formatMinutes(remainingMinutes)
+        switch language {
+        case .english: return "\(remaining) minutes remain, but no place nearby can be visited in them"
+        case .korean: return "출발까지 \(remaining)분 남았지만 그 안에 다녀올 수 있는 곳이 근처에 없습니다"
+        }
+    }
+
     /// Minutes for a sentence: whole numbers without a fraction, others to one decimal.
     static func formatMinutes(_ minutes: Double) -> String {
         let tenths = (minutes * 10).rounded() / 10

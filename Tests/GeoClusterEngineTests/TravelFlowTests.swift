@@ -108,7 +108,14 @@ struct TravelFlowTests {
             #expect(try Self.run(engine, ["remaining_minutes": 75, "category": .string(name)])["reachable"]
                     == cafes["reachable"], "\(name)")
         }
-        #expect(try Self.run(engine, ["remaining_minutes": 75, "category": "찻집"])["reachable"] == [])
+        let none = try Self.run(engine, ["remaining_minutes": 75, "category": "찻집"])
+        #expect(none["reachable"] == [])
+        // Time to explore and nothing to explore: the reason says so, not "enough to explore".
+        #expect(none["status"] == "ok")
+        #expect(none["reason"] == "75 minutes remain, but no place nearby can be visited in them")
+        let korean = try Self.run(engine, ["remaining_minutes": 25, "category": "찻집", "lang": "ko"])
+        #expect(korean["status"] == "tight")
+        #expect(korean["reason"] == "출발까지 25분 남았지만 그 안에 다녀올 수 있는 곳이 근처에 없습니다")
     }
 
     // MARK: Stations by name
