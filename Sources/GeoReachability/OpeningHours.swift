@@ -153,7 +153,8 @@ public struct OpeningHours: Sendable, Equatable {
         let s = Self.middleWeek(start), length = max(0, minutes)
         for open in timeline {
             let begin = max(Double(open.lowerBound), s)
-            guard Double(open.upperBound) > begin, Double(open.upperBound) - begin >= length else { continue }
+            // As isOpen(from:for:) tells it: the visit's end at or before the closing.
+            guard Double(open.upperBound) > begin, begin + length <= Double(open.upperBound) else { continue }
             let wait = begin - s
             return wait <= Double(Self.minutesPerWeek) ? wait : nil
         }

@@ -8,7 +8,9 @@ import GeoClusterWire
 public struct ReachabilityAnswer: Sendable, Hashable {
     /// How much time there is, judged against the parameters' thresholds.
     public enum Status: Sendable, Hashable {
-        /// At or below ``ReachabilityParameters/minimumRemainingMinutes``: no place is listed.
+        /// At or below ``ReachabilityParameters/minimumRemainingMinutes``, or from a start
+        /// position whose walk straight to the station and the buffer take longer than the
+        /// time left: no place is listed.
         case tooLittleTime
         /// Above the minimum, at or below ``ReachabilityParameters/tightRemainingMinutes``.
         case tight
