@@ -471,6 +471,30 @@ struct ReachabilityTests {
         #expect(Self.close(place.straightLineDistanceMeters, 400, within: 1e-6))
     }
 
+    /// A traveller on the island, with no walk to the station however much time is left:
+    /// nothing fits, and the answer sends them to the station rather than to explore.
+    @Test(arguments: [(ReachabilityLanguage.english, "no walk from here to the station was found: head for the station now"),
+                      (.korean, "여기서 역까지 걸어갈 길을 찾지 못했습니다. 지금 역으로 가세요")])
+    func aStartWithNoWalkToTheStationHeadsForIt(language: ReachabilityLanguage, reason: String) throws {
+        let network = try RiverFixture.network()
+        let answer = try Reachability.evaluate(
+            from: RiverFixture.nodes[RiverFixture.a], start: RiverFixture.nodes[RiverFixture.e], remainingMinutes: 600,
+            candidates: [Self.place(0, "cafe", at: RiverFixture.nodes[RiverFixture.f]),
+                         Self.place(1, "park", at: RiverFixture.nodes[RiverFixture.b])],
+            travel: .network(network), language: language)
+        #expect(answer.directWalkMinutes == .infinity)
+        #expect(answer.status == .tooLittleTime)
+        #expect(answer.reason == reason)
+        #expect(answer.reachable.isEmpty)
+        // From the station's bank the same time leaves room to explore.
+        let onTheBank = try Reachability.evaluate(
+            from: RiverFixture.nodes[RiverFixture.a], start: RiverFixture.nodes[RiverFixture.d], remainingMinutes: 600,
+            candidates: [Self.place(1, "park", at: RiverFixture.nodes[RiverFixture.b])],
+            travel: .network(network), language: language)
+        #expect(onTheBank.status == .ok)
+        #expect(onTheBank.reachable.map(\.index) == [1])
+    }
+
     @Test func snapLegsAreWalkedStraightAtBothEnds() throws {
         let network = try RiverFixture.network()
         // 30 m south of A to the station's node, 20 m north of D to the place's node.
