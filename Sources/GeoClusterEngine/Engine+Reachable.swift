@@ -95,7 +95,8 @@ extension Engine {
         // narrows to the exact radius with the shortest dwell among them.
         var candidates: [ReachabilityCandidate] = []
         if let id = query.place {
-            // `route`: the one place, wherever it is; the core says whether it fits.
+            // `route`: the one place, wherever it is; the core says whether it fits, by
+            // its whole walk even beyond the search radius.
             guard let key = LayerRecord.idKey(of: id), let record = places.record(idKey: key),
                   let slot = places.slot(idKey: key), case let .place(_, categoryName, dwell) = record.fields else {
                 throw .invalidField("place", reason: "layer \"\(query.layer)\" has no place with id \(id.jsonString)")
@@ -135,7 +136,8 @@ extension Engine {
             answer = try Reachability.evaluate(from: origin, start: start, remainingMinutes: remainingMinutes,
                                                candidates: candidates,
                                                parameters: parameters, travel: travel, order: query.order,
-                                               language: query.language)
+                                               language: query.language,
+                                               scope: query.place == nil ? .withinSearchRadius : .everyCandidate)
         } catch {
             throw .core(error, field: Self.requestField(of: error))
         }
@@ -268,8 +270,8 @@ extension Engine {
             result["unreachable_total"] = .number(Double(answer.unreachable.count))
         }
         if query.place != nil, let slot = candidates.first?.index {
-            // `route`: the place and its route whether or not it fits (a place beyond the
-            // search radius is in neither list).
+            // `route`: the place and its route whether or not it fits (with too little
+            // time to explore, it is in neither list).
             var item = Self.placeJSON(places.record(atSlot: slot), language: query.language)
             addRoute(to: &item, slot: slot)
             result["place"] = .object(item)

@@ -126,6 +126,17 @@ public struct ReachabilityAnswer: Sendable, Hashable {
 }
 
 /// The order of the reachable places in an answer.
+/// Which candidates an evaluation looks at.
+public enum ReachabilityScope: Sendable, Hashable {
+    /// Only those within the search radius (the ellipse, from a start position): the
+    /// others cannot fit, and are left out of both lists. A network is searched only as
+    /// far as the longest walk that could fit.
+    case withinSearchRadius
+    /// Every candidate, each in one list or the other with its distances: one place the
+    /// traveller opened, wherever it is. A network is searched as far as it goes.
+    case everyCandidate
+}
+
 public enum ReachabilitySortOrder: Sendable, Hashable {
     /// Most slack first, then the shorter walk, then the lower index: the safest visits lead.
     case slack

@@ -63,7 +63,8 @@ public enum Reachability {
     /// At or below the minimum remaining time the answer lists nothing and says so. Otherwise
     /// every candidate within the search radius is listed, as reachable or not; candidates
     /// beyond it are left out, most of them after a cheap latitude/longitude box test that
-    /// spares the exact distance.
+    /// spares the exact distance. With `scope` ``ReachabilityScope/everyCandidate`` none is
+    /// left out: one beyond the radius is unreachable, `notEnoughTime` by its exact walk.
     ///
     /// With `start`, the traveller is not at the station but at `start`: the walk goes from
     /// there to the place, then to the station, and a place fits when
@@ -78,7 +79,8 @@ public enum Reachability {
         parameters: ReachabilityParameters = ReachabilityParameters(),
         travel: ReachabilityTravelModel = .straightLine(),
         order: ReachabilitySortOrder = .slack,
-        language: ReachabilityLanguage = .english
+        language: ReachabilityLanguage = .english,
+        scope: ReachabilityScope = .withinSearchRadius
     ) throws(GeoClusterError) -> ReachabilityAnswer {
         guard remainingMinutes.isFinite else {
             throw .invalidRemainingTime(minutes: remainingMinutes, reason: "is not a finite number")
@@ -118,7 +120,8 @@ public enum Reachability {
                                language: language)
         if answer.status == .tooLittleTime { return answer }
 
-        var visit = Visit(remainingMinutes: remainingMinutes, parameters: parameters)
+        var visit = Visit(remainingMinutes: remainingMinutes, parameters: parameters,
+                          everyCandidate: scope == .everyCandidate)
         switch (travel, start) {
         case let (.straightLine(distanceMeters), nil):
             visit.straightLine(from: station, candidates: candidates, radiusMeters: radius,
@@ -237,13 +240,23 @@ private struct Visit {
     let remainingMinutes: Double
     let parameters: ReachabilityParameters
     let metersPerMinute: Double
+    /// Every candidate, not only those within the radius, and networks searched as far as
+    /// they go (``ReachabilityScope/everyCandidate``).
+    let everyCandidate: Bool
     var reachable: [ReachabilityAnswer.ReachablePlace] = []
     var unreachable: [ReachabilityAnswer.UnreachablePlace] = []
 
-    init(remainingMinutes: Double, parameters: ReachabilityParameters) {
+    init(remainingMinutes: Double, parameters: ReachabilityParameters, everyCandidate: Bool) {
         self.remainingMinutes = remainingMinutes
         self.parameters = parameters
         self.metersPerMinute = parameters.pace.metersPerMinute
+        self.everyCandidate = everyCandidate
+    }
+
+    /// The search box of a radius; for every candidate, of an infinite radius, which holds
+    /// every point.
+    func searchBox(center: Coordinate, radiusMeters: Double) -> SearchBox {
+        SearchBox(center: center, radiusMeters: everyCandidate ? .infinity : radiusMeters)
     }
 
     func dwellMinutes(of candidate: ReachabilityCandidate) -> Double {
@@ -283,7 +296,7 @@ private struct Visit {
         distanceMeters: (Coordinate, Coordinate) -> Double
     ) {
         // A place in the ellipse is within twice the radius of the station.
-        let box = SearchBox(center: station, radiusMeters: 2 * radiusMeters)
+        let box = searchBox(center: station, radiusMeters: 2 * radiusMeters)
         for candidate in candidates where box.mayContain(candidate.coordinate) {
             let there = distanceMeters(start, candidate.coordinate)
             let back = distanceMeters(candidate.coordinate, station)
@@ -304,7 +317,7 @@ private struct Visit {
         let stationSnapMeters = distanceMeters(station, network.nodes[stationNode])
         let startNode = network.nearestNode(to: start).node
         let startSnapMeters = distanceMeters(start, network.nodes[startNode])
-        let longest = 2 * radiusMeters
+        let longest = everyCandidate ? .infinity : 2 * radiusMeters
         let fromStation = network.distancesMeters(from: stationNode, maxDistanceMeters: Swift.max(0, longest - stationSnapMeters))
         let fromStart = network.distancesMeters(from: startNode, maxDistanceMeters: Swift.max(0, longest - startSnapMeters))
         // The walk straight to the station, searched further when it is longer than any
@@ -316,7 +329,7 @@ private struct Visit {
         let direct = (startSnapMeters + directMeters + stationSnapMeters) / metersPerMinute
 
         // A route is never shorter than the straight line, so the ellipse bounds it too.
-        let box = SearchBox(center: station, radiusMeters: longest)
+        let box = searchBox(center: station, radiusMeters: longest)
         for candidate in candidates where box.mayContain(candidate.coordinate) {
             let straightThere = distanceMeters(start, candidate.coordinate)
             guard box.holds(exactMeters: straightThere + distanceMeters(candidate.coordinate, station)) else { continue }
@@ -351,7 +364,7 @@ private struct Visit {
         from station: Coordinate, candidates: [ReachabilityCandidate], radiusMeters: Double,
         distanceMeters: (Coordinate, Coordinate) -> Double
     ) {
-        let box = SearchBox(center: station, radiusMeters: radiusMeters)
+        let box = searchBox(center: station, radiusMeters: radiusMeters)
         for candidate in candidates where box.mayContain(candidate.coordinate) {
             let straight = distanceMeters(station, candidate.coordinate)
             guard box.holds(exactMeters: straight) else { continue }
@@ -365,7 +378,7 @@ private struct Visit {
         radiusMeters: Double, distanceMeters: (Coordinate, Coordinate) -> Double
     ) {
         // A route is never shorter than the straight line, so the radius bounds it too.
-        let box = SearchBox(center: station, radiusMeters: radiusMeters)
+        let box = searchBox(center: station, radiusMeters: radiusMeters)
         var inside: [(candidate: ReachabilityCandidate, straightMeters: Double)] = []
         for candidate in candidates where box.mayContain(candidate.coordinate) {
             let straight = distanceMeters(station, candidate.coordinate)
@@ -376,7 +389,7 @@ private struct Visit {
         let stationNode = network.nearestNode(to: station).node
         let stationSnapMeters = distanceMeters(station, network.nodes[stationNode])
         // No place fits with a longer walk than the radius, snap legs included.
-        let capMeters = Swift.max(0, radiusMeters - stationSnapMeters)
+        let capMeters = everyCandidate ? .infinity : Swift.max(0, radiusMeters - stationSnapMeters)
         let networkMeters = network.distancesMeters(from: stationNode, maxDistanceMeters: capMeters)
 
         for (candidate, straight) in inside {

@@ -467,6 +467,52 @@ struct HelsinkiReachableTests {
         #expect(plain["reachable"]?[0]?["route"] == nil)
     }
 
+    /// A place the traveller opens beyond the search radius (from the map, or a list of an
+    /// earlier time) gets through `route` its whole walk and how many minutes it is short,
+    /// not only a line: the same distance `reachable` gives it with the time to get there.
+    @Test func aPlaceBeyondTheSearchRadiusIsShortByItsWholeWalk() throws {
+        let engine = try Self.engine()
+        let base: JSONObject = ["op": "reachable", "layer": "helsinki_places", "stations_layer": "helsinki_stations",
+                                "station": "helsinki-central", "limit": 1_000, "include_unreachable": true,
+                                "travel": "network"]
+        func answer(_ minutes: Double, _ extra: JSONObject = [:]) throws -> JSONValue {
+            var request = base
+            request["remaining_minutes"] = .number(minutes)
+            for (key, value) in extra { request[key] = value }
+            return try engine.handle(.object(request)).get()
+        }
+        func ids(_ list: JSONValue?) -> Set<String> {
+            Set((list?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
+        }
+        let short = try answer(35)
+        let long = try answer(180)
+        let listedAt40 = ids(short["reachable"]).union(ids(short["unreachable"]))
+        let beyond = (long["reachable"]?.arrayValue ?? []).filter { place in
+            !listedAt40.contains(place["id"]?.stringValue ?? "")
+        }
+        #expect(!beyond.isEmpty)
+        let far = try #require(beyond.max { ($0["distance_m"]?.doubleValue ?? 0) < ($1["distance_m"]?.doubleValue ?? 0) })
+        let walk = try #require(far["distance_m"]?.doubleValue)
+        #expect(walk > (short["search_radius_m"]?.doubleValue ?? .infinity))
+
+        let route = try answer(35, ["op": "route", "place": far["id"] ?? .null])
+        #expect(route["reachable"]?.arrayValue?.isEmpty == true)
+        let judged = try #require(route["unreachable"]?[0])
+        #expect(route["unreachable"]?.arrayValue?.count == 1)
+        #expect(judged["id"] == far["id"])
+        #expect(judged["reason"] == "not_enough_time")
+        #expect(judged["distance_m"]?.doubleValue == walk)
+        // 2 x walk at 75 m/min + dwell + the station's 10-minute buffer - 35, rounded up to 0.1.
+        let dwell = try #require(far["dwell_minutes"]?.doubleValue)
+        let minutesShort = try #require(judged["minutes_short"]?.doubleValue)
+        #expect(abs(minutesShort - (2 * walk / 75 + dwell + 10 - 35)) <= 0.11, "\(minutesShort)")
+        #expect(route["place"]?["id"] == far["id"])
+        #expect(route["place"]?["route"]?["type"] == "LineString")
+        // With the time it needs it fits, with the same walk.
+        let enough = try answer(180, ["op": "route", "place": far["id"] ?? .null])
+        #expect(enough["reachable"]?[0]?["distance_m"]?.doubleValue == walk)
+    }
+
     /// Opening hours, in Helsinki's time: on a Sunday evening the shops that closed at
     /// 18:00 are not reachable but `closed`, with when they open on Monday; places without
     /// hours stay, said to be unknown; with `remaining_minutes` alone nothing is checked.

@@ -458,6 +458,60 @@ struct ReachabilityTests {
         #expect(answer.unreachable.first?.distanceMetersEachWay == nil)
     }
 
+    /// One place the traveller opened (the `route` operation) is judged wherever it is: beyond
+    /// the radius it is unreachable by its exact walk, in a straight line, over a network
+    /// searched as far as it goes, and from a start position outside the ellipse.
+    @Test func everyCandidateIsJudgedByItsWholeWalk() throws {
+        // Straight line, detour 1.3, radius 865 m: 900 m and 100 km are beyond it.
+        var parameters = Self.withoutShortVisits
+        parameters.detourFactor = 1.3
+        let far = [Self.place(1, "cafe", at: Self.north(900)), Self.place(2, "cafe", at: Self.north(100_000))]
+        let within = try Reachability.evaluate(from: Self.station, remainingMinutes: 60, candidates: far,
+                                               parameters: parameters)
+        #expect(within.reachable.isEmpty && within.unreachable.isEmpty)
+        let every = try Reachability.evaluate(from: Self.station, remainingMinutes: 60, candidates: far,
+                                              parameters: parameters, scope: .everyCandidate)
+        #expect(every.reachable.isEmpty)
+        try #require(every.unreachable.map(\.index) == [1, 2])
+        // 900 m x 1.3 x 2 / 75 + 30 + 10 - 60 = 11.2; 100 km: 3,466.667 + 40 - 60.
+        #expect(Self.close(Self.minutesShort(every.unreachable[0].reason) ?? 0, 11.2, within: 1e-7))
+        #expect(Self.close(Self.minutesShort(every.unreachable[1].reason) ?? 0, 200_000 * 1.3 / 75 - 20, within: 1e-6))
+        #expect(Self.close(every.unreachable[1].distanceMetersEachWay ?? 0, 130_000, within: 1e-6))
+        #expect(every.searchRadiusMeters == within.searchRadiusMeters)
+
+        // Over the network: the 2,200 m route beyond the 1,500 m search is walked whole,
+        // 4,400 / 75 + 40 - 70 = 28.667 minutes short; the place by the island is not connected.
+        let network = try RiverFixture.network()
+        let river = [Self.place(7, "cafe", at: RiverFixture.nodes[RiverFixture.d]),
+                     Self.place(8, "cafe", at: RiverFixture.at(eastMeters: 0, northMeters: 2_000))]
+        let walked = try Reachability.evaluate(
+            from: RiverFixture.nodes[RiverFixture.a], remainingMinutes: 70, candidates: river,
+            parameters: Self.withoutShortVisits, travel: .network(network), scope: .everyCandidate)
+        try #require(walked.unreachable.map(\.index) == [7, 8])
+        #expect(walked.unreachable[0].distanceMetersEachWay == 2_200)
+        #expect(Self.close(Self.minutesShort(walked.unreachable[0].reason) ?? 0, 4_400.0 / 75 - 30, within: 1e-9))
+        #expect(walked.unreachable[1].reason == .notConnected)
+        // With the time it needs, the same place fits, as `reachable` would list it.
+        let enough = try Reachability.evaluate(
+            from: RiverFixture.nodes[RiverFixture.a], remainingMinutes: 100, candidates: river,
+            parameters: Self.withoutShortVisits, travel: .network(network), scope: .everyCandidate)
+        try #require(enough.reachable.map(\.index) == [7])
+        #expect(Self.close(enough.reachable[0].slackMinutes, 100 - 4_400.0 / 75 - 40, within: 1e-9))
+
+        // From a start 2 km south of the station, a place 2 km north: both legs walked.
+        let start = Self.north(-2_000)
+        let ahead = [Self.place(3, "cafe", at: Self.north(2_000))]
+        let fromStart = try Reachability.evaluate(from: Self.station, start: start, remainingMinutes: 60,
+                                                  candidates: ahead, parameters: parameters)
+        #expect(fromStart.unreachable.isEmpty)
+        let fromStartEvery = try Reachability.evaluate(from: Self.station, start: start, remainingMinutes: 60,
+                                                       candidates: ahead, parameters: parameters, scope: .everyCandidate)
+        let place = try #require(fromStartEvery.unreachable.first)
+        #expect(Self.close(place.distanceMetersEachWay ?? 0, 4_000 * 1.3, within: 1e-3))
+        #expect(Self.close(place.distanceMetersBack ?? 0, 2_000 * 1.3, within: 1e-3))
+        #expect(Self.close(Self.minutesShort(place.reason) ?? 0, 6_000 * 1.3 / 75 + 40 - 60, within: 1e-4))
+    }
+
     @Test func anIslandIsNotConnected() throws {
         let network = try RiverFixture.network()
         let answer = try Reachability.evaluate(
