@@ -155,6 +155,7 @@ def read_stations():
                 "accuracy": row["accuracy"],
                 "boarding_buffer_minutes": minutes(row.get("boarding_buffer_minutes")),
                 "former_name": (row.get("former_name") or "").strip(),
+                "former_name_en": (row.get("former_name_en") or "").strip(),
             })
     return stations
 
@@ -165,6 +166,8 @@ def station_features(stations):
         props = {"name": s["name"], "name_en": s["name_en"]}
         if s["former_name"]:
             props["former_name"] = s["former_name"]
+        if s["former_name_en"]:
+            props["former_name_en"] = s["former_name_en"]
         props["lines"] = s["lines"]
         props["operator"] = s["operator"]
         props["city"] = s["city"]

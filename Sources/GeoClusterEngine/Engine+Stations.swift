@@ -62,7 +62,8 @@ enum StationName {
         return text
     }
 
-    /// The keys a station answers to: its name, its English name and any former name, each
+    /// The keys a station answers to: its name, its English name and any former name (in
+    /// Korean or romanised, `former_name` and `former_name_en`), each
     /// also without its parentheses (`김천(구미)` as `김천구미`); and, as ``Keys/parts``, the
     /// part before and the part inside them.
     struct Keys {
@@ -74,7 +75,7 @@ enum StationName {
         var names: [String] = []
         if case let .station(name, _) = record.fields { names.append(name) }
         let properties = record.properties
-        for property in ["name_en", "former_name"] {
+        for property in ["name_en", "former_name", "former_name_en"] {
             if let text = properties[property]?.stringValue { names.append(text) }
         }
         var keys = Keys()

@@ -121,18 +121,21 @@ struct TravelFlowTests {
     // MARK: Stations by name
 
     static func stationsEngine() throws -> Engine {
-        let rows: [(String, String, String, [String], Double, Double, String?)] = [
+        let rows: [(String, String, String, [String], Double, Double, (String, String)?)] = [
             ("seoul", "서울", "Seoul", ["KTX", "Gyeongbu Line"], 126.9707, 37.5547, nil),
             ("gwangju", "광주", "Gwangju", ["Gwangju Line"], 126.9092, 35.1653, nil),
             ("gwangju-songjeong", "광주송정", "Gwangju-Songjeong", ["KTX", "SRT"], 126.7914, 35.1378, nil),
             ("gimcheon-gumi", "김천(구미)", "Gimcheon-Gumi", ["KTX"], 128.1796, 36.1136, nil),
-            ("singyeongju", "경주", "Gyeongju", ["KTX"], 129.2187, 35.7983, "신경주"),
+            ("singyeongju", "경주", "Gyeongju", ["KTX"], 129.2187, 35.7983, ("신경주", "Singyeongju")),
             ("gumi", "구미", "Gumi", ["Gyeongbu Line"], 128.3307, 36.1284, nil),
             ("cheonan-asan", "천안아산", "Cheonan-Asan", ["KTX", "SRT"], 127.1046, 36.7945, nil),
         ]
         let records = try rows.enumerated().map { i, row in
             var properties: JSONObject = ["name_en": .string(row.2)]
-            if let former = row.6 { properties["former_name"] = .string(former) }
+            if let former = row.6 {
+                properties["former_name"] = .string(former.0)
+                properties["former_name_en"] = .string(former.1)
+            }
             if row.0 == "seoul" { properties["boarding_buffer_minutes"] = 15 }
             let object: JSONObject = ["id": .string(row.0), "name": .string(row.1), "lines": .array(row.3.map { .string($0) }),
                                       "lon": .number(row.4), "lat": .number(row.5), "properties": .object(properties)]
@@ -173,6 +176,10 @@ struct TravelFlowTests {
             #expect(try Self.stationIDs(engine, ["q": .string(query)]) == ["cheonan-asan"], "\(query)")
         }
         #expect(try Self.stationIDs(engine, ["q": "신경주역"]) == ["singyeongju"])
+        // The former name romanised, as on an older ticket or sign.
+        for query in ["Singyeongju", "Singyeongju Station", "SINGYEONGJU"] {
+            #expect(try Self.stationIDs(engine, ["q": .string(query)]) == ["singyeongju"], "\(query)")
+        }
         #expect(try Self.stationIDs(engine, ["line": "SRT"]) == ["cheonan-asan", "gwangju-songjeong"])
         #expect(try Self.stationIDs(engine, ["lon": 126.8, "lat": 35.14, "limit": 2]) == ["gwangju-songjeong", "gwangju"])
         #expect(try Self.stationIDs(engine, ["q": "부산"]) == [])
