@@ -270,8 +270,8 @@ extension Engine {
             result["unreachable_total"] = .number(Double(answer.unreachable.count))
         }
         if query.place != nil, let slot = candidates.first?.index {
-            // `route`: the place and its route whether or not it fits (with too little
-            // time to explore, it is in neither list).
+            // `route`: the place and its route whether or not it fits (at or below the
+            // minimum remaining time nothing is judged, and it is in neither list).
             var item = Self.placeJSON(places.record(atSlot: slot), language: query.language)
             addRoute(to: &item, slot: slot)
             result["place"] = .object(item)

@@ -121,11 +121,11 @@ public struct ReachabilityAnswer: Sendable, Hashable {
     public var directWalkMinutes: Double?
     /// The places that fit, most slack first (or nearest first when asked).
     public var reachable: [ReachablePlace]
-    /// The places inside the search radius that do not fit, nearest first.
+    /// The places inside the search radius (every candidate, with
+    /// ``ReachabilityScope/everyCandidate``) that do not fit, nearest first.
     public var unreachable: [UnreachablePlace]
 }
 
-/// The order of the reachable places in an answer.
 /// Which candidates an evaluation looks at.
 public enum ReachabilityScope: Sendable, Hashable {
     /// Only those within the search radius (the ellipse, from a start position): the
@@ -137,6 +137,7 @@ public enum ReachabilityScope: Sendable, Hashable {
     case everyCandidate
 }
 
+/// The order of the reachable places in an answer.
 public enum ReachabilitySortOrder: Sendable, Hashable {
     /// Most slack first, then the shorter walk, then the lower index: the safest visits lead.
     case slack

@@ -307,7 +307,8 @@ private struct Visit {
     }
 
     /// From `start` to each candidate and on to the station along the network: one search
-    /// from each end, each as far as the longest walk that could fit. Returns the minutes of
+    /// from each end, each as far as the longest walk that could fit (for every candidate, as
+    /// far as the network goes). Returns the minutes of
     /// the walk from `start` straight to the station (infinite when no path joins them).
     mutating func network(
         _ network: WalkingNetwork, from start: Coordinate, to station: Coordinate, candidates: [ReachabilityCandidate],

@@ -498,6 +498,19 @@ struct ReachabilityTests {
         try #require(enough.reachable.map(\.index) == [7])
         #expect(Self.close(enough.reachable[0].slackMinutes, 100 - 4_400.0 / 75 - 40, within: 1e-9))
 
+        // From B over the network, 50 minutes: the walk back from D (2,200 m) is beyond the
+        // 1,500 m search, so the default scope knows only a bound; every candidate's is
+        // exact, 3,400 / 75 + 40 - 50 = 35.333 minutes short.
+        let fromB = { (scope: ReachabilityScope) in
+            try Reachability.evaluate(from: RiverFixture.nodes[RiverFixture.a], start: RiverFixture.nodes[RiverFixture.b],
+                                      remainingMinutes: 50, candidates: [river[0]], parameters: Self.withoutShortVisits,
+                                      travel: .network(network), scope: scope)
+        }
+        #expect(try fromB(.withinSearchRadius).unreachable.first?.reason.code == "beyond_network_search")
+        let walkedFromB = try #require(try fromB(.everyCandidate).unreachable.first)
+        #expect(walkedFromB.distanceMetersEachWay == 1_200 && walkedFromB.distanceMetersBack == 2_200)
+        #expect(Self.close(Self.minutesShort(walkedFromB.reason) ?? 0, 3_400.0 / 75 - 10, within: 1e-9))
+
         // From a start 2 km south of the station, a place 2 km north: both legs walked.
         let start = Self.north(-2_000)
         let ahead = [Self.place(3, "cafe", at: Self.north(2_000))]
