@@ -131,13 +131,24 @@ extension Engine {
                                                         dwellMinutes: query.dwellOverrides[category] ?? dwell))
             }
         }
+        // Routes, for the places listed: one shortest-path search from each end of the walk,
+        // whose trees the evaluation's uncapped searches then reuse.
+        var routes: VisitRoutes?
+        if query.includeRoute {
+            do {
+                routes = try VisitRoutes(travel: travel, start: start ?? origin, station: origin)
+            } catch {
+                throw .core(error, field: "network")
+            }
+        }
         var answer: ReachabilityAnswer
         do {
             answer = try Reachability.evaluate(from: origin, start: start, remainingMinutes: remainingMinutes,
                                                candidates: candidates,
                                                parameters: parameters, travel: travel, order: query.order,
                                                language: query.language,
-                                               scope: query.place == nil ? .withinSearchRadius : .everyCandidate)
+                                               scope: query.place == nil ? .withinSearchRadius : .everyCandidate,
+                                               routes: routes)
         } catch {
             throw .core(error, field: Self.requestField(of: error))
         }
@@ -166,15 +177,6 @@ extension Engine {
             clock == nil ? "unchecked" : hours(slot) == nil ? "unknown" : "open"
         }
 
-        // Routes, for the places listed: one shortest-path search from each end of the walk.
-        var routes: VisitRoutes?
-        if query.includeRoute {
-            do {
-                routes = try VisitRoutes(travel: travel, start: start ?? origin, station: origin)
-            } catch {
-                throw .core(error, field: "network")
-            }
-        }
         func addRoute(to item: inout JSONObject, slot: Int) {
             guard let routes, let record = places.record(atSlot: slot) else { return }
             item["route"] = routes.line(to: record.coordinate).map { line in

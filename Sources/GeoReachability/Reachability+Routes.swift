@@ -33,6 +33,16 @@ public struct VisitRoutes: Sendable {
 
     /// The line from the start to `place` and on to the station, or `nil` when the network
     /// does not join them (the answer lists such a place as `not_connected`).
+    /// The metres from `node` to every node of the network, when one of the routes' trees
+    /// grew from it: the uncapped search an evaluation would otherwise make again.
+    func distancesMeters(from node: Int, in network: WalkingNetwork) -> [Double]? {
+        // Trees of another network (none of the same size) are not these distances.
+        guard let own = self.network, own.nodeCount == network.nodeCount else { return nil }
+        if let fromStation, fromStation.source == node { return fromStation.distanceMeters }
+        if let fromStart, fromStart.source == node { return fromStart.distanceMeters }
+        return nil
+    }
+
     public func line(to place: Coordinate) -> [Coordinate]? {
         guard let network, let fromStart, let fromStation else { return [start, place, station] }
         let placeNode = network.nearestNode(to: place).node

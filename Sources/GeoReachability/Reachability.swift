@@ -65,6 +65,9 @@ public enum Reachability {
     /// beyond it are left out, most of them after a cheap latitude/longitude box test that
     /// spares the exact distance. With `scope` ``ReachabilityScope/everyCandidate`` none is
     /// left out: one beyond the radius is unreachable, `notEnoughTime` by its exact walk.
+    /// `routes`, the routes the caller draws for the same travel model, lends its
+    /// shortest-path trees to the searches that go as far as the network does, which then
+    /// are not made twice.
     ///
     /// With `start`, the traveller is not at the station but at `start`: the walk goes from
     /// there to the place, then to the station, and a place fits when
@@ -80,7 +83,8 @@ public enum Reachability {
         travel: ReachabilityTravelModel = .straightLine(),
         order: ReachabilitySortOrder = .slack,
         language: ReachabilityLanguage = .english,
-        scope: ReachabilityScope = .withinSearchRadius
+        scope: ReachabilityScope = .withinSearchRadius,
+        routes: VisitRoutes? = nil
     ) throws(GeoClusterError) -> ReachabilityAnswer {
         guard remainingMinutes.isFinite else {
             throw .invalidRemainingTime(minutes: remainingMinutes, reason: "is not a finite number")
@@ -121,7 +125,7 @@ public enum Reachability {
         if answer.status == .tooLittleTime { return answer }
 
         var visit = Visit(remainingMinutes: remainingMinutes, parameters: parameters,
-                          everyCandidate: scope == .everyCandidate)
+                          everyCandidate: scope == .everyCandidate, routes: routes)
         switch (travel, start) {
         case let (.straightLine(distanceMeters), nil):
             visit.straightLine(from: station, candidates: candidates, radiusMeters: radius,
@@ -243,14 +247,24 @@ private struct Visit {
     /// Every candidate, not only those within the radius, and networks searched as far as
     /// they go (``ReachabilityScope/everyCandidate``).
     let everyCandidate: Bool
+    /// Routes whose trees answer the uncapped searches.
+    let routes: VisitRoutes?
     var reachable: [ReachabilityAnswer.ReachablePlace] = []
     var unreachable: [ReachabilityAnswer.UnreachablePlace] = []
 
-    init(remainingMinutes: Double, parameters: ReachabilityParameters, everyCandidate: Bool) {
+    init(remainingMinutes: Double, parameters: ReachabilityParameters, everyCandidate: Bool, routes: VisitRoutes?) {
         self.remainingMinutes = remainingMinutes
         self.parameters = parameters
         self.metersPerMinute = parameters.pace.metersPerMinute
         self.everyCandidate = everyCandidate
+        self.routes = routes
+    }
+
+    /// The network's distances from `node` up to `maxDistanceMeters`; an uncapped search
+    /// is taken from the routes' tree from that node when there is one.
+    func distancesMeters(_ network: WalkingNetwork, from node: Int, maxDistanceMeters: Double) -> [Double] {
+        if maxDistanceMeters == .infinity, let known = routes?.distancesMeters(from: node, in: network) { return known }
+        return network.distancesMeters(from: node, maxDistanceMeters: maxDistanceMeters)
     }
 
     /// The search box of a radius; for every candidate, of an infinite radius, which holds
@@ -319,13 +333,13 @@ private struct Visit {
         let startNode = network.nearestNode(to: start).node
         let startSnapMeters = distanceMeters(start, network.nodes[startNode])
         let longest = everyCandidate ? .infinity : 2 * radiusMeters
-        let fromStation = network.distancesMeters(from: stationNode, maxDistanceMeters: Swift.max(0, longest - stationSnapMeters))
-        let fromStart = network.distancesMeters(from: startNode, maxDistanceMeters: Swift.max(0, longest - startSnapMeters))
+        let fromStation = distancesMeters(network, from: stationNode, maxDistanceMeters: Swift.max(0, longest - stationSnapMeters))
+        let fromStart = distancesMeters(network, from: startNode, maxDistanceMeters: Swift.max(0, longest - startSnapMeters))
         // The walk straight to the station, searched further when it is longer than any
         // visit could be (then no place fits, and the traveller should head for the train).
         var directMeters = fromStart[stationNode]
         if !directMeters.isFinite, network.areConnected(startNode, stationNode) {
-            directMeters = network.distancesMeters(from: startNode, maxDistanceMeters: .infinity)[stationNode]
+            directMeters = distancesMeters(network, from: startNode, maxDistanceMeters: .infinity)[stationNode]
         }
         let direct = (startSnapMeters + directMeters + stationSnapMeters) / metersPerMinute
 
@@ -391,7 +405,7 @@ private struct Visit {
         let stationSnapMeters = distanceMeters(station, network.nodes[stationNode])
         // No place fits with a longer walk than the radius, snap legs included.
         let capMeters = everyCandidate ? .infinity : Swift.max(0, radiusMeters - stationSnapMeters)
-        let networkMeters = network.distancesMeters(from: stationNode, maxDistanceMeters: capMeters)
+        let networkMeters = distancesMeters(network, from: stationNode, maxDistanceMeters: capMeters)
 
         for (candidate, straight) in inside {
             let placeNode = network.nearestNode(to: candidate.coordinate).node

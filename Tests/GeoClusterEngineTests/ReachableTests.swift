@@ -456,6 +456,13 @@ struct HelsinkiReachableTests {
         let one = try engine.handle(.object(route)).get()
         #expect(one["reachable"]?[0] == first)
         #expect(one["place"]?["route"] == first["route"])
+        // And from the traveller's position, both legs as `reachable` walks them.
+        for place in fromHere.prefix(5) {
+            var routeFromHere = walking
+            routeFromHere["op"] = "route"
+            routeFromHere["place"] = place["id"]
+            #expect(try engine.handle(.object(routeFromHere)).get()["reachable"]?[0] == place)
+        }
         // Without the network: the straight legs, and no route unless asked for.
         var straightLine = base
         straightLine["travel"] = "straight_line"
