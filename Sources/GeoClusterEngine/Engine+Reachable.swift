@@ -131,15 +131,19 @@ extension Engine {
                                                         dwellMinutes: query.dwellOverrides[category] ?? dwell))
             }
         }
-        // Routes, for the places listed: one shortest-path search from each end of the walk,
-        // whose trees the evaluation's uncapped searches then reuse.
-        var routes: VisitRoutes?
-        if query.includeRoute {
+        // Routes: one shortest-path search from each end of the walk, as far as the farthest
+        // place drawn. `route`'s one place is known now, and its trees serve the
+        // evaluation's searches too; a list's routes are made once its page is known.
+        func visitRoutes(to drawn: [Coordinate]) throws(EngineError) -> VisitRoutes {
             do {
-                routes = try VisitRoutes(travel: travel, start: start ?? origin, station: origin)
+                return try VisitRoutes(travel: travel, start: start ?? origin, station: origin, places: drawn)
             } catch {
                 throw .core(error, field: "network")
             }
+        }
+        var routes: VisitRoutes?
+        if query.includeRoute, query.place != nil {
+            routes = try visitRoutes(to: candidates.map(\.coordinate))
         }
         var answer: ReachabilityAnswer
         do {
@@ -211,6 +215,13 @@ extension Engine {
             if snap > Self.offNetworkMeters { result["station_off_network"] = true }
         }
         let page = answer.reachable.dropFirst(query.offset).prefix(query.limit)
+        let unreachableListed = query.includeUnreachable ? answer.unreachable.prefix(Request.maxReachableLimit) : []
+        if query.includeRoute, routes == nil {
+            let drawn = (page.map(\.index) + unreachableListed.map(\.index)).compactMap {
+                places.record(atSlot: $0)?.coordinate
+            }
+            routes = try visitRoutes(to: drawn)
+        }
         result["reachable"] = .array(page.map { place in
             var item = Self.placeJSON(places.record(atSlot: place.index), language: query.language)
             if start == nil {
@@ -241,7 +252,7 @@ extension Engine {
         result["limit"] = .number(Double(query.limit))
         result["offset"] = .number(Double(query.offset))
         if query.includeUnreachable {
-            result["unreachable"] = .array(answer.unreachable.prefix(Request.maxReachableLimit).map { place in
+            result["unreachable"] = .array(unreachableListed.map { place in
                 var item = Self.placeJSON(places.record(atSlot: place.index), language: query.language)
                 item["straight_line_m"] = .number(Self.nearest(place.straightLineDistanceMeters))
                 if start == nil {

@@ -16,8 +16,11 @@ public struct VisitRoutes: Sendable {
     private let fromStation: WalkingNetwork.PathTree?
 
     /// Routes of visits that start at `start` (the station itself, or the traveller's
-    /// position) and end at `station`; one shortest-path search from each over a network.
-    public init(travel: ReachabilityTravelModel, start: Coordinate, station: Coordinate) throws(GeoClusterError) {
+    /// position) and end at `station`, for lines to `places`: over a network, one
+    /// shortest-path search from each end, as far as the farthest of the places (and, from
+    /// the start, the station). A line to another place searches for it then.
+    public init(travel: ReachabilityTravelModel, start: Coordinate, station: Coordinate,
+                places: [Coordinate]) throws(GeoClusterError) {
         self.start = start
         self.station = station
         guard case let .network(network, _) = travel else {
@@ -25,16 +28,19 @@ public struct VisitRoutes: Sendable {
             return
         }
         self.network = network
-        let stationTree = try network.pathTree(from: network.nearestNode(to: station).node)
+        let stationNode = network.nearestNode(to: station).node
         let startNode = network.nearestNode(to: start).node
+        let placeNodes = places.map { network.nearestNode(to: $0).node }
+        let stationTree = try network.pathTree(from: stationNode, reaching: placeNodes)
         fromStation = stationTree
-        fromStart = startNode == stationTree.source ? stationTree : try network.pathTree(from: startNode)
+        fromStart = startNode == stationNode ? stationTree
+            : try network.pathTree(from: startNode, reaching: placeNodes + [stationNode])
     }
 
-    /// The line from the start to `place` and on to the station, or `nil` when the network
-    /// does not join them (the answer lists such a place as `not_connected`).
-    /// The metres from `node` to every node of the network, when one of the routes' trees
-    /// grew from it: the uncapped search an evaluation would otherwise make again.
+    /// The metres from `node` to the network's nodes, when one of the routes' trees grew
+    /// from it: exact where finite, and finite at least for the places and the station
+    /// the routes were made for (``WalkingNetwork/pathTree(from:reaching:)``). A search the
+    /// evaluation would otherwise make again.
     func distancesMeters(from node: Int, in network: WalkingNetwork) -> [Double]? {
         // Trees of another network (none of the same size) are not these distances.
         guard let own = self.network, own.nodeCount == network.nodeCount else { return nil }
@@ -43,10 +49,18 @@ public struct VisitRoutes: Sendable {
         return nil
     }
 
+    /// The line from the start to `place` and on to the station, or `nil` when the network
+    /// does not join them (the answer lists such a place as `not_connected`).
     public func line(to place: Coordinate) -> [Coordinate]? {
         guard let network, let fromStart, let fromStation else { return [start, place, station] }
         let placeNode = network.nearestNode(to: place).node
-        guard let out = fromStart.path(to: placeNode), let back = fromStation.path(to: placeNode) else { return nil }
+        // A place the trees were not grown to is searched for on its own.
+        func tree(_ tree: WalkingNetwork.PathTree) -> WalkingNetwork.PathTree? {
+            if tree.distanceMeters[placeNode].isFinite || !network.areConnected(tree.source, placeNode) { return tree }
+            return try? network.pathTree(from: tree.source, reaching: [placeNode])
+        }
+        guard let out = tree(fromStart)?.path(to: placeNode), let back = tree(fromStation)?.path(to: placeNode)
+        else { return nil }
         var line = [start]
         line += out.map { network.nodes[$0] }
         line.append(place)

@@ -64,10 +64,11 @@ public enum Reachability {
     /// every candidate within the search radius is listed, as reachable or not; candidates
     /// beyond it are left out, most of them after a cheap latitude/longitude box test that
     /// spares the exact distance. With `scope` ``ReachabilityScope/everyCandidate`` none is
-    /// left out: one beyond the radius is unreachable, `notEnoughTime` by its exact walk.
-    /// `routes`, the routes the caller draws for the same travel model, lends its
-    /// shortest-path trees to the searches that go as far as the network does, which then
-    /// are not made twice.
+    /// left out: one beyond the radius is unreachable, `notEnoughTime` by its exact walk,
+    /// and a network is searched as far as the farthest candidate (not further: the search
+    /// stops once every candidate is settled). `routes`, the routes the caller draws for the
+    /// same travel model and candidates, lends its shortest-path trees to those searches,
+    /// which then are not made twice.
     ///
     /// With `start`, the traveller is not at the station but at `start`: the walk goes from
     /// there to the place, then to the station, and a place fits when
@@ -247,7 +248,7 @@ private struct Visit {
     /// Every candidate, not only those within the radius, and networks searched as far as
     /// they go (``ReachabilityScope/everyCandidate``).
     let everyCandidate: Bool
-    /// Routes whose trees answer the uncapped searches.
+    /// Routes whose trees answer the searches for every candidate.
     let routes: VisitRoutes?
     var reachable: [ReachabilityAnswer.ReachablePlace] = []
     var unreachable: [ReachabilityAnswer.UnreachablePlace] = []
@@ -260,11 +261,18 @@ private struct Visit {
         self.routes = routes
     }
 
-    /// The network's distances from `node` up to `maxDistanceMeters`; an uncapped search
-    /// is taken from the routes' tree from that node when there is one.
+    /// The network's distances from `node` up to `maxDistanceMeters`.
     func distancesMeters(_ network: WalkingNetwork, from node: Int, maxDistanceMeters: Double) -> [Double] {
-        if maxDistanceMeters == .infinity, let known = routes?.distancesMeters(from: node, in: network) { return known }
-        return network.distancesMeters(from: node, maxDistanceMeters: maxDistanceMeters)
+        network.distancesMeters(from: node, maxDistanceMeters: maxDistanceMeters)
+    }
+
+    /// The network's distances from `node` as far as the farthest of `targets` (exact where
+    /// finite, finite at every target joined to `node`): the routes' tree from that node
+    /// when it reaches them, else a search that stops once they are settled.
+    func distancesMeters(_ network: WalkingNetwork, from node: Int, reaching targets: [Int]) -> [Double] {
+        if let known = routes?.distancesMeters(from: node, in: network),
+           network.distances(known, from: node, reach: targets) { return known }
+        return network.distancesMeters(from: node, reaching: targets)
     }
 
     /// The search box of a radius; for every candidate, of an infinite radius, which holds
@@ -333,22 +341,34 @@ private struct Visit {
         let startNode = network.nearestNode(to: start).node
         let startSnapMeters = distanceMeters(start, network.nodes[startNode])
         let longest = everyCandidate ? .infinity : 2 * radiusMeters
-        let fromStation = distancesMeters(network, from: stationNode, maxDistanceMeters: Swift.max(0, longest - stationSnapMeters))
-        let fromStart = distancesMeters(network, from: startNode, maxDistanceMeters: Swift.max(0, longest - startSnapMeters))
+        // A route is never shorter than the straight line, so the ellipse bounds it too.
+        let box = searchBox(center: station, radiusMeters: longest)
+        var inside: [(candidate: ReachabilityCandidate, straightThere: Double, placeNode: Int)] = []
+        for candidate in candidates where box.mayContain(candidate.coordinate) {
+            let straightThere = distanceMeters(start, candidate.coordinate)
+            guard box.holds(exactMeters: straightThere + distanceMeters(candidate.coordinate, station)) else { continue }
+            inside.append((candidate, straightThere, network.nearestNode(to: candidate.coordinate).node))
+        }
+        let fromStation: [Double]
+        let fromStart: [Double]
+        if everyCandidate {
+            // As far as the farthest candidate (and, from the start, the station) only.
+            let placeNodes = inside.map(\.placeNode)
+            fromStation = distancesMeters(network, from: stationNode, reaching: placeNodes)
+            fromStart = distancesMeters(network, from: startNode, reaching: placeNodes + [stationNode])
+        } else {
+            fromStation = distancesMeters(network, from: stationNode, maxDistanceMeters: Swift.max(0, longest - stationSnapMeters))
+            fromStart = distancesMeters(network, from: startNode, maxDistanceMeters: Swift.max(0, longest - startSnapMeters))
+        }
         // The walk straight to the station, searched further when it is longer than any
         // visit could be (then no place fits, and the traveller should head for the train).
         var directMeters = fromStart[stationNode]
         if !directMeters.isFinite, network.areConnected(startNode, stationNode) {
-            directMeters = distancesMeters(network, from: startNode, maxDistanceMeters: .infinity)[stationNode]
+            directMeters = distancesMeters(network, from: startNode, reaching: [stationNode])[stationNode]
         }
         let direct = (startSnapMeters + directMeters + stationSnapMeters) / metersPerMinute
 
-        // A route is never shorter than the straight line, so the ellipse bounds it too.
-        let box = searchBox(center: station, radiusMeters: longest)
-        for candidate in candidates where box.mayContain(candidate.coordinate) {
-            let straightThere = distanceMeters(start, candidate.coordinate)
-            guard box.holds(exactMeters: straightThere + distanceMeters(candidate.coordinate, station)) else { continue }
-            let placeNode = network.nearestNode(to: candidate.coordinate).node
+        for (candidate, straightThere, placeNode) in inside {
             let placeSnapMeters = distanceMeters(candidate.coordinate, network.nodes[placeNode])
             let there = startSnapMeters + fromStart[placeNode] + placeSnapMeters
             let back = placeSnapMeters + fromStation[placeNode] + stationSnapMeters
@@ -403,12 +423,15 @@ private struct Visit {
 
         let stationNode = network.nearestNode(to: station).node
         let stationSnapMeters = distanceMeters(station, network.nodes[stationNode])
-        // No place fits with a longer walk than the radius, snap legs included.
+        // No place fits with a longer walk than the radius, snap legs included; for every
+        // candidate, the search goes as far as the farthest of them.
         let capMeters = everyCandidate ? .infinity : Swift.max(0, radiusMeters - stationSnapMeters)
-        let networkMeters = distancesMeters(network, from: stationNode, maxDistanceMeters: capMeters)
+        let placeNodes = inside.map { network.nearestNode(to: $0.candidate.coordinate).node }
+        let networkMeters = everyCandidate
+            ? distancesMeters(network, from: stationNode, reaching: placeNodes)
+            : distancesMeters(network, from: stationNode, maxDistanceMeters: capMeters)
 
-        for (candidate, straight) in inside {
-            let placeNode = network.nearestNode(to: candidate.coordinate).node
+        for ((candidate, straight), placeNode) in zip(inside, placeNodes) {
             let placeSnapMeters = distanceMeters(candidate.coordinate, network.nodes[placeNode])
             let alongNetwork = networkMeters[placeNode]
             if alongNetwork.isFinite {

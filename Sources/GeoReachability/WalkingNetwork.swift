@@ -294,20 +294,73 @@ extension WalkingNetwork {
         return PathTree(source: source, distanceMeters: distance, previous: previous)
     }
 
+    /// The shortest-path tree from `source` as far as the farthest of `targets`: the search
+    /// stops once every target joined to `source` is settled, so its cost follows the area
+    /// the walks cover, not the size of the network. Entries are exact where finite (every
+    /// target joined to `source`, and the nodes nearer than the farthest of them) and
+    /// `.infinity` elsewhere; the paths are those of ``pathTree(from:)``.
+    /// - Parameter targets: node indices in `0..<nodeCount`.
+    public func pathTree(from source: Int, reaching targets: [Int]) throws(GeoClusterError) -> PathTree {
+        for node in [source] + targets where !(0..<nodeCount).contains(node) {
+            throw .networkNodeOutOfRange(node: node, nodeCount: nodeCount, edge: nil)
+        }
+        let (distance, previous) = search(from: source, maxDistanceMeters: .infinity, targets: targets,
+                                          recordingPrevious: true)
+        return PathTree(source: source, distanceMeters: distance, previous: previous)
+    }
+
+    /// Distances from `source` as far as the farthest of `targets` (node indices already
+    /// known good), as ``pathTree(from:reaching:)`` finds them.
+    func distancesMeters(from source: Int, reaching targets: [Int]) -> [Double] {
+        search(from: source, maxDistanceMeters: .infinity, targets: targets, recordingPrevious: false).distance
+    }
+
+    /// Whether `distances`, found from `source`, hold the walk to each of `targets`: a
+    /// target not joined to `source` is infinite in any search, one joined to it must be
+    /// finite.
+    func distances(_ distances: [Double], from source: Int, reach targets: [Int]) -> Bool {
+        distances.count == nodeCount
+            && targets.allSatisfy { distances[$0].isFinite || !areConnected(source, $0) }
+    }
+
     /// Dijkstra from `source`, capped at `maxDistanceMeters`; the predecessors only when asked.
-    private func search(from source: Int, maxDistanceMeters: Double,
+    /// With `targets`, the search stops once each of them joined to `source` is settled, and
+    /// the nodes it had not settled are set back to unreached (`.infinity`, no predecessor),
+    /// so that every finite entry stays exact.
+    private func search(from source: Int, maxDistanceMeters: Double, targets: [Int]? = nil,
                         recordingPrevious: Bool) -> (distance: [Double], previous: [Int32]) {
         var distance = [Double](repeating: .infinity, count: nodeCount)
         var previous = recordingPrevious ? [Int32](repeating: -1, count: nodeCount) : []
-        var settled = [Bool](repeating: false, count: nodeCount)
+        // 0: not settled; 1: settled; 2: a target not settled yet.
+        var state = [UInt8](repeating: 0, count: nodeCount)
+        var targetsLeft = 0
+        if let targets {
+            for target in targets where state[target] == 0 && areConnected(source, target) {
+                state[target] = 2
+                targetsLeft += 1
+            }
+            if targetsLeft == 0 {
+                distance[source] = 0
+                return (distance, previous)
+            }
+        }
         var heap = DistanceHeap()
         distance[source] = 0
         heap.push(0, Int32(source))
+        var stoppedEarly = false
         while let (d, node) = heap.pop() {
             let u = Int(node)
             // A node is pushed again whenever its distance improves; older entries are stale.
-            if settled[u] { continue }
-            settled[u] = true
+            if state[u] == 1 { continue }
+            if state[u] == 2 {
+                targetsLeft -= 1
+                if targetsLeft == 0 {
+                    state[u] = 1
+                    stoppedEarly = true
+                    break
+                }
+            }
+            state[u] = 1
             for slot in Int(edgeStart[u])..<Int(edgeStart[u + 1]) {
                 let v = Int(edgeTarget[slot])
                 let candidate = d + edgeLengthMeters[slot]
@@ -316,6 +369,13 @@ extension WalkingNetwork {
                     if recordingPrevious { previous[v] = node }
                     heap.push(candidate, Int32(v))
                 }
+            }
+        }
+        if stoppedEarly {
+            // Tentative distances of nodes in the frontier are not yet shortest.
+            for v in 0..<nodeCount where state[v] != 1 && distance[v].isFinite {
+                distance[v] = .infinity
+                if recordingPrevious { previous[v] = -1 }
             }
         }
         return (distance, previous)

@@ -178,6 +178,43 @@ struct WalkingNetworkTests {
         #expect(try network.shortestDistancesMeters(from: 0, maxDistanceMeters: 0) == [0, inf, inf, inf, inf, inf])
     }
 
+    @Test func aTreeGrownToTargetsStopsOnceTheyAreSettled() throws {
+        let network = try RiverFixture.network()
+        let inf = Double.infinity
+        let a = RiverFixture.a, b = RiverFixture.b, c = RiverFixture.c, d = RiverFixture.d
+        // C (1,200 m) was queued when B settled; D (2,200 m) when C did: not yet shortest.
+        let toB = try network.pathTree(from: a, reaching: [b])
+        #expect(toB.distanceMeters == [0, 1_000, inf, inf, inf, inf])
+        #expect(toB.path(to: b) == [a, b])
+        #expect(toB.path(to: c) == nil)
+        let toBAndC = try network.pathTree(from: a, reaching: [c, b, c])
+        #expect(toBAndC.distanceMeters == [0, 1_000, 1_200, inf, inf, inf])
+        // A target on the island is never settled, and does not keep the search going.
+        let toIsland = try network.pathTree(from: a, reaching: [RiverFixture.f])
+        #expect(toIsland.distanceMeters == [0, inf, inf, inf, inf, inf])
+        let toD = try network.pathTree(from: a, reaching: [RiverFixture.e, d])
+        #expect(toD.distanceMeters == [0, 1_000, 1_200, 2_200, inf, inf])
+        #expect(toD.path(to: d) == [a, b, c, d])
+        #expect(throws: GeoClusterError.networkNodeOutOfRange(node: 6, nodeCount: 6, edge: nil)) {
+            try network.pathTree(from: a, reaching: [b, 6])
+        }
+    }
+
+    @Test func routesDrawAPlaceTheirTreesWereNotGrownTo() throws {
+        let network = try RiverFixture.network()
+        let travel = ReachabilityTravelModel.network(network)
+        let station = RiverFixture.nodes[RiverFixture.a]
+        let toB = try VisitRoutes(travel: travel, start: station, station: station,
+                                  places: [RiverFixture.nodes[RiverFixture.b]])
+        let toD = try VisitRoutes(travel: travel, start: station, station: station,
+                                  places: [RiverFixture.nodes[RiverFixture.d]])
+        let farBank = RiverFixture.nodes[RiverFixture.d]
+        let line = try #require(toB.line(to: farBank))
+        #expect(line == toD.line(to: farBank))
+        #expect(line == [0, 1, 2, 3, 2, 1, 0].map { RiverFixture.nodes[$0] })
+        #expect(toB.line(to: RiverFixture.nodes[RiverFixture.f]) == nil)
+    }
+
     @Test func rejectsUnknownSourcesAndBadCaps() throws {
         let network = try RiverFixture.network()
         #expect(throws: GeoClusterError.networkNodeOutOfRange(node: 6, nodeCount: 6, edge: nil)) {
@@ -255,6 +292,41 @@ struct WalkingNetworkTests {
                 }
             }
         }
+    }
+
+    @Test(arguments: [UInt64(21), UInt64(22)])
+    func treesGrownToTargetsAreTheWholeTreesAsFarAsTheFarthestTarget(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        var stoppedShort = 0
+        for _ in 0..<300 {
+            let nodeCount = 1 + Int(random.unit() * 60)
+            let nodes = (0..<nodeCount).map { _ in
+                Coordinate(longitude: random.between(126.9, 127.1), latitude: random.between(37.4, 37.6))
+            }
+            let edges = (0..<Int(random.unit() * Double(3 * nodeCount))).map { _ in
+                WalkingNetwork.Edge(from: Int(random.unit() * Double(nodeCount)), to: Int(random.unit() * Double(nodeCount)),
+                                    lengthMeters: random.between(0, 100))
+            }
+            let network = try WalkingNetwork(nodes: nodes, edges: edges)
+            let source = Int(random.unit() * Double(nodeCount))
+            let targets = (0..<Int(random.unit() * 4)).map { _ in Int(random.unit() * Double(nodeCount)) }
+            let whole = try network.pathTree(from: source)
+            let grown = try network.pathTree(from: source, reaching: targets)
+            let farthest = targets.map { whole.distanceMeters[$0] }.filter(\.isFinite).max() ?? 0
+            for node in 0..<nodeCount {
+                if grown.distanceMeters[node].isFinite {
+                    // Exact where finite, with the whole tree's path, and never beyond the targets.
+                    #expect(grown.distanceMeters[node] == whole.distanceMeters[node])
+                    #expect(grown.path(to: node) == whole.path(to: node))
+                    #expect(grown.distanceMeters[node] <= farthest)
+                } else {
+                    #expect(!targets.contains(node) || !network.areConnected(source, node))
+                    #expect(!(whole.distanceMeters[node] < farthest), "node \(node) nearer than a target")
+                    if whole.distanceMeters[node].isFinite { stoppedShort += 1 }
+                }
+            }
+        }
+        #expect(stoppedShort > 1_000, "the searches stopped before the whole component \(stoppedShort) times")
     }
 
     // MARK: Snapping
