@@ -52,7 +52,9 @@ extension Engine {
         var clock: (nowEpochSeconds: Int64, offsetSeconds: Int64, suffix: Substring)?
         switch query.time {
         case let .clock(departure, now):
-            let nowSeconds = now?.epochSeconds ?? Self.currentEpochSeconds()
+            // A part of now's second counts as a whole one, the departure's is dropped: the
+            // minutes left are never more than there are.
+            let nowSeconds = now?.epochSecondsRoundedUp ?? Self.currentEpochSecondsRoundedUp()
             // Timestamps lie within years 1...9999: the difference cannot overflow.
             remainingSeconds = departure.epochSeconds - nowSeconds
             guard remainingSeconds >= 0 else {
@@ -490,11 +492,12 @@ extension Engine {
         return (digits[0] == UInt8(ascii: "-") ? -seconds : seconds, suffix)
     }
 
-    /// The server's clock in whole seconds since 1970, for a `departure` without `now`.
-    static func currentEpochSeconds() -> Int64 {
+    /// The server's clock in seconds since 1970, a part of a second rounded up, for a
+    /// `departure` without `now`.
+    static func currentEpochSecondsRoundedUp() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec)
+        return Int64(now.tv_sec) + (now.tv_nsec > 0 ? 1 : 0)
     }
 
     /// `now` plus `minutes`, rounded down to the whole minute (unless `keepSeconds`), as

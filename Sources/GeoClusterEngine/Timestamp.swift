@@ -30,6 +30,14 @@ public struct Timestamp: Sendable, Hashable {
     /// How the offset is written: `Z`, `+` or `-` (for `-00:00`, which is UTC too).
     private let marker: UInt8
 
+    /// ``epochSeconds`` with a fraction of a second rounded up (towards the future): the
+    /// reading of a "now" from which time left is counted, so that the count never grows.
+    public var epochSecondsRoundedUp: Int64 {
+        guard let bytes = writtenBytes, let dot = bytes.firstIndex(of: UInt8(ascii: ".")) else { return epochSeconds }
+        let digits = bytes[(dot + 1)...].prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        return digits.contains { $0 != UInt8(ascii: "0") } ? epochSeconds + 1 : epochSeconds
+    }
+
     /// Days since 1970-01-01 of the date as written, before applying the offset.
     public var localDay: Int32 {
         // Within years 1...9999 (checked when made), so the day fits.

@@ -123,6 +123,24 @@ struct ReachableTests {
         #expect(Self.item(at13, "viewpoint-1200")?["slack_minutes"] == 3.4)  // 75 - (20.8 + 20 + 20.8 + 10)
     }
 
+    @Test func aPartOfNowsSecondIsNeverCountedAsTimeLeft() throws {
+        // 14:59:00.5 to 15:20:00 is 20 min 59.5 s: 20 whole minutes, too little time; the
+        // fraction dropped towards the past would count 21 and list places.
+        let engine = try Self.engine()
+        let late = try Self.run(engine, ["departure": "2025-06-01T15:20:00+09:00", "now": "2025-06-01T14:59:00.5+09:00"])
+        #expect(late["remaining_minutes"] == 20)
+        #expect(late["remaining_seconds"] == 1_259)
+        #expect(late["status"] == "too_little_time")
+        #expect(late["now"] == "2025-06-01T14:59:01+09:00")
+        // 30 min 59.001 s is 30, tight; a fraction of zeros is the second itself.
+        let tightKorea = try Self.run(engine, ["departure": "2025-06-01T15:20:00+09:00", "now": "2025-06-01T14:49:00.999+09:00"])
+        #expect(tightKorea["remaining_minutes"] == 30)
+        #expect(tightKorea["status"] == "tight")
+        let zeros = try Self.run(engine, ["departure": "2025-06-01T15:20:00.9+09:00", "now": "2025-06-01T14:49:00.000+09:00"])
+        #expect(zeros["remaining_minutes"] == 31)
+        #expect(zeros["remaining_seconds"] == 1_860)
+    }
+
     @Test func aPlaceJustInAndJustOutOfReach() throws {
         let answer = try Self.run(Self.engine(), ["remaining_minutes": 75, "include_unreachable": true])
         let inside = try #require(Self.item(answer, "cafe-1009"))
