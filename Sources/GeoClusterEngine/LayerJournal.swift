@@ -45,13 +45,15 @@ public protocol LayerJournal: Sendable {
     /// Commits one write batch of `layer` in one transaction and returns its sequence.
     ///
     /// Writers of the layer are serialised by the store. Inside the transaction, once no
-    /// other writer can commit to the layer, `validate` runs with the entries of the layer
+    /// other writer can commit to the layer, `prepare` runs with the entries of the layer
     /// committed after `appliedSequence` by others (empty when this process is the only
-    /// writer); it brings the caller's layer up to date with them and checks the batch
-    /// against the result. When it throws, nothing is committed and its error is rethrown.
-    /// Returns only once the batch is durable.
-    func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,
-                validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64
+    /// writer); it brings the caller's layer up to date with them, checks the batch
+    /// against the result and returns the batch's changes as they apply there (an upsert
+    /// of a sighting keeps the record's owner, say), which are committed. When it throws,
+    /// nothing is committed and its error is rethrown. Returns only once the batch is
+    /// durable.
+    func commit(layer: String, appliedSequence: Int64,
+                prepare: ([JournalEntry]) throws(EngineError) -> [LayerChange]) throws(EngineError) -> Int64
 
     /// The entries of `layer` committed after `sequence`, in order. When a replacement
     /// (an import) is among them, the answer is one ``JournalEntry/Body/snapshot(_:)``

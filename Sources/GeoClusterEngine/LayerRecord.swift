@@ -391,6 +391,10 @@ struct RecordReader {
     private func count(_ value: JSONValue?) throws(EngineError) -> Int {
         guard let value else { throw error("count", "is missing") }
         guard let count = value.intValue, count >= 1 else {
+            // An integer beyond Int's range is too large, not too small.
+            if let number = value.doubleValue, number.rounded() == number, number > Double(LayerRecord.maxSightingCount) {
+                throw error("count", "must be an integer <= \(LayerRecord.maxSightingCount), got \(describe(value))")
+            }
             throw error("count", "must be an integer >= 1, got \(describe(value))")
         }
         guard count <= LayerRecord.maxSightingCount else {
@@ -484,6 +488,18 @@ extension LayerRecord {
         return LayerRecord(idKey: idKey, coordinate: shown, fields: fields,
                            featureText: Self.text(.object(feature))[...], observer: observer, hasNote: hasNote,
                            writtenText: ownerFeatureText ?? featureText)
+    }
+
+    /// The sighting as written with `observer_id` set to `owner`: an upsert that names no
+    /// observer keeps the one of the sighting it replaces (``LiveLayerStore``). Any other
+    /// record is returned as it is.
+    func observed(by owner: String, layer: String, index: Int) throws(EngineError) -> LayerRecord {
+        guard case .sighting = fields,
+              case var .object(feature) = JSONValue(encodedText: (ownerFeatureText ?? featureText)[...]) else { return self }
+        var properties = feature["properties"]?.objectValue ?? JSONObject()
+        properties["observer_id"] = .string(owner)
+        feature["properties"] = .object(properties)
+        return try LayerRecord(json: .object(feature), kind: .sightings, layer: layer, index: index)
     }
 
     /// The centre of the grid cell that a sensitive sighting at `coordinate` is shown at

@@ -103,17 +103,19 @@ public final class LiveLayerStore: Sendable {
         return try writer.withLock { _ throws(EngineError) -> LiveLayer in
             let base = current.load(ordering: .acquiring)
             guard let journal else {
-                var next = try Self.applying(changes, to: base.layer, owner: owner)
+                var next = try Self.applying(changes, to: base.layer, owner: owner).layer
                 next.version += 1
                 current.store(Version(next, sequence: 0), ordering: .releasing)
                 return next
             }
             var next = base.layer
-            let sequence = try journal.commit(layer: name, changes: changes, appliedSequence: base.sequence) {
-                (missed: [JournalEntry]) throws(EngineError) in
+            let sequence = try journal.commit(layer: name, appliedSequence: base.sequence) {
+                (missed: [JournalEntry]) throws(EngineError) -> [LayerChange] in
                 var caughtUp = base.layer
                 for entry in missed { try replay(entry, into: &caughtUp) }
-                next = try Self.applying(changes, to: caughtUp, owner: owner)
+                let applied = try Self.applying(changes, to: caughtUp, owner: owner)
+                next = applied.layer
+                return applied.changes
             }
             next.version = Int(sequence)
             current.store(Version(next, sequence: sequence), ordering: .releasing)
@@ -205,10 +207,20 @@ public final class LiveLayerStore: Sendable {
         layer.version += 1
     }
 
+    /// The layer after `changes`, and the changes as they applied: an upsert of a sighting
+    /// that names no `observer_id` keeps the one of the record it replaces, so that a
+    /// correction (by an admin key, or over the trusted JSON-lines channel) never takes a
+    /// sighting from its observer.
     private static func applying(_ changes: [LayerChange], to layer: LiveLayer,
-                                 owner: String?) throws(EngineError) -> LiveLayer {
+                                 owner: String?) throws(EngineError) -> (layer: LiveLayer, changes: [LayerChange]) {
         var next = layer
-        for (position, change) in changes.enumerated() {
+        var applied = changes
+        for (position, var change) in changes.enumerated() {
+            if case let .upsert(record) = change, record.observerID == nil, !record.idKey.isEmpty,
+               let kept = next.record(idKey: record.idKey)?.observerID {
+                change = .upsert(try record.observed(by: kept, layer: layer.name, index: position))
+                applied[position] = change
+            }
             if let owner {
                 let (key, field): (String, String) = switch change {
                 case let .insert(record), let .upsert(record): (record.idKey, "records[\(position)]")
@@ -227,7 +239,7 @@ public final class LiveLayerStore: Sendable {
             case let .delete(idKey): try next.delete(idKey: idKey, index: position)
             }
         }
-        return next
+        return (next, applied)
     }
 }
 

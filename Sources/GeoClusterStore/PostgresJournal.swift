@@ -178,11 +178,11 @@ public final class PostgresJournal: LayerJournal, @unchecked Sendable {
         }
     }
 
-    public func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,
-                       validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
+    public func commit(layer: String, appliedSequence: Int64,
+                       prepare: ([JournalEntry]) throws(EngineError) -> [LayerChange]) throws(EngineError) -> Int64 {
         try transaction { c -> Int64 in
             try lockLayer(layer, on: c)
-            try validate(try entries(layer, after: appliedSequence, on: c))
+            let changes = try prepare(try entries(layer, after: appliedSequence, on: c))
             // The batch's net effect per id: its last put or delete (a batch may upsert
             // an id twice, which one INSERT … ON CONFLICT cannot).
             var last: [String: Int] = [:]

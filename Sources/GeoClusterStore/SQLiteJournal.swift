@@ -145,10 +145,10 @@ public final class SQLiteJournal: LayerJournal {
         try write { db -> Int64 in try Self.replace(name, kind: kind, records: records, in: db) }
     }
 
-    public func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,
-                       validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
+    public func commit(layer: String, appliedSequence: Int64,
+                       prepare: ([JournalEntry]) throws(EngineError) -> [LayerChange]) throws(EngineError) -> Int64 {
         try write { db -> Int64 in
-            try validate(try Self.entries(layer, after: appliedSequence, in: db))
+            let changes = try prepare(try Self.entries(layer, after: appliedSequence, in: db))
             let put = try db.cachedStatement(sql: """
                 INSERT INTO points (layer, id_key, feature, fields) VALUES (?, ?, ?, ?)
                 ON CONFLICT (layer, id_key) DO UPDATE SET feature = excluded.feature, fields = excluded.fields

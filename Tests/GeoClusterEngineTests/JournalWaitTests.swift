@@ -40,8 +40,8 @@ struct JournalWaitTests {
         func replaceLayer(_ name: String, kind: LayerKind, records: some Collection<StoredRecord>) throws(EngineError) -> Int64 { 0 }
         func entries(layer: String, after sequence: Int64) throws(EngineError) -> [JournalEntry] { [] }
 
-        func commit(layer: String, changes: [LayerChange], appliedSequence: Int64,
-                    validate: ([JournalEntry]) throws(EngineError) -> Void) throws(EngineError) -> Int64 {
+        func commit(layer: String, appliedSequence: Int64,
+                    prepare: ([JournalEntry]) throws(EngineError) -> [LayerChange]) throws(EngineError) -> Int64 {
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 state.entered += 1
                 defer { state.waiter = nil }
@@ -49,7 +49,7 @@ struct JournalWaitTests {
             }
             waiter?.resume()
             released.wait()
-            try validate([])
+            _ = try prepare([])
             return state.withLock { state in
                 state.sequence += 1
                 return state.sequence

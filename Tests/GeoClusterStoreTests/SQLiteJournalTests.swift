@@ -4,6 +4,7 @@ import Testing
 import GeoCluster
 import GeoClusterEngine
 import GeoClusterStore
+import GeoClusterWire
 import GRDB
 
 @Suite struct SQLiteJournalTests {
@@ -66,6 +67,40 @@ import GRDB
         let stored = try #require(try engine.liveLayer(named: "birds").record(idKey: "n1"))
         #expect(String(decoding: try #require(stored.ownerFeatureText), as: UTF8.self).contains("under the bridge"))
         #expect(!String(decoding: stored.featureText, as: UTF8.self).contains("under the bridge"))
+    }
+
+    @Test func anUpsertWithoutAnObserverKeepsTheOwnerInTheStore() throws {
+        let directory = try StoreFixtures.directory()
+        let seed = try StoreFixtures.seedFile(in: directory)
+        let path = directory.appendingPathComponent("store.sqlite").path
+        func sighting(count: Int, observer: String?) -> JSONValue {
+            var record = StoreFixtures.sighting("o1", 1, count: count)
+            if let observer, case var .object(object) = record { object["observer_id"] = .string(observer); record = .object(object) }
+            return record
+        }
+        var inserted: Int64 = 0
+        do {
+            let (engine, journal) = try StoreFixtures.engine(store: path, seed: seed)
+            _ = try engine.handle(["op": "insert", "layer": "birds", "records": [sighting(count: 1, observer: "kim")]]).get()
+            inserted = Int64(try engine.liveLayer(named: "birds").version)
+            // A correction that names no observer, as an admin would send it.
+            _ = try engine.handle(["op": "upsert", "layer": "birds", "records": [sighting(count: 3, observer: nil)]]).get()
+            let record = try #require(try engine.liveLayer(named: "birds").record(idKey: "o1"))
+            #expect(record.observerID == "kim")
+            try journal.close()
+        }
+        let (engine, journal) = try StoreFixtures.engine(store: path, seed: seed)
+        defer { try? journal.close() }
+        let stored = try #require(try engine.liveLayer(named: "birds").record(idKey: "o1"))
+        #expect(stored.observerID == "kim")
+        if case let .sighting(_, count, _) = stored.fields { #expect(count == 3) } else { Issue.record("not a sighting") }
+        // The change feed other replicas read carries the owner too.
+        let entries = try journal.entries(layer: "birds", after: inserted)
+        guard case let .changes(changes)? = entries.last?.body, case let .upsert(record)? = changes.last else {
+            Issue.record("no upsert in the journal: \(entries.count) entries")
+            return
+        }
+        #expect(record.observerID == "kim")
     }
 
     @Test func readersSeeOnlyWholeBatchesWhileWritesAreCommitted() throws {
@@ -215,9 +250,9 @@ import GRDB
             defer { try? journal.close() }
             let sequence = try #require(try journal.seedLayer(
                 "birds", kind: .sightings, records: written.enumerated().map { StoredRecord(try record($1, $0)) }))
-            _ = try journal.commit(layer: "birds", changes: [.upsert(try record("s1", 2, count: 5)),
-                                                             .insert(try record("s0", 5)), .delete(idKey: "s10")],
-                                   appliedSequence: sequence) { _ in }
+            let changes: [LayerChange] = [.upsert(try record("s1", 2, count: 5)),
+                                          .insert(try record("s0", 5)), .delete(idKey: "s10")]
+            _ = try journal.commit(layer: "birds", appliedSequence: sequence) { _ in changes }
         }
         let expected = ["s9", "s1", "s100", "s2", "s0"]
         #expect(try order() == expected)
