@@ -194,6 +194,9 @@ extension Engine {
             return record
         }
         if let text = id.stringValue {
+            guard !StationName.key(text).isEmpty else {
+                throw .invalidField("station", reason: "must hold an id or a name, not only spaces or punctuation")
+            }
             var matches: [LayerRecord] = []
             for key in StationName.queryKeys(text) where matches.isEmpty {
                 var best: StationName.Match?
@@ -214,9 +217,11 @@ extension Engine {
                     if case let .station(name, _) = record.fields { return "\(record.idJSON.jsonString) (\(name))" }
                     return record.idJSON.jsonString
                 }
-                throw .ambiguousStation(layer: layerName, name: text, candidates: candidates)
+                throw .ambiguousStation(layer: layerName, name: String(text.prefix(40)), candidates: candidates)
             }
         }
-        throw .unknownStation(layer: layerName, id: id.jsonString)
+        // As other errors quote what was given: its first 40 characters.
+        let given = id.jsonString
+        throw .unknownStation(layer: layerName, id: given.count > 40 ? String(given.prefix(40)) + "…" : given)
     }
 }

@@ -367,9 +367,14 @@ public final class Engine: Sendable {
             }
         case let .delete(ids):
             op = "delete"
+            var positions: [String: Int] = [:]
             for (i, id) in ids.enumerated() {
                 guard let key = LayerRecord.idKey(of: id) else {
                     throw .invalidField("ids[\(i)]", reason: "must be a non-empty string or an integer")
+                }
+                // The second delete of one id would find nothing: say what is wrong instead.
+                if let first = positions.updateValue(i, forKey: key) {
+                    throw .invalidField("ids[\(i)]", reason: "repeats ids[\(first)] (\(String(id.jsonString.prefix(40)))); name each record once")
                 }
                 changes.append(.delete(idKey: key))
             }

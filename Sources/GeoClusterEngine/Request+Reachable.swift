@@ -286,10 +286,9 @@ extension FieldReader {
         case let .text(value)?:
             text = value
         }
-        if let number = Double(text), text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (48...57).contains($0) }) {
-            return try Self.pace(kilometersPerHour: number, field: name)
-        }
-        do { return try WalkingPace.named(text) } catch { throw .core(error, field: name) }
+        // A speed in JSON's number grammar (`5`, `4.5`, `1e1`), as every other number in text.
+        if let number = JSONValue.number(text: text) { return try Self.pace(kilometersPerHour: number, field: name) }
+        do { return try WalkingPace.named(String(text.lowercased().prefix(40))) } catch { throw .core(error, field: name) }
     }
 
     private static func pace(kilometersPerHour speed: Double, field: String) throws(EngineError) -> WalkingPace {
@@ -301,17 +300,22 @@ extension FieldReader {
     }
 
     /// Dwell minutes per category: an object `{"cafe": 20}`, or `"category:minutes"` items,
-    /// as a JSON array of strings or a text list (`dwell_minutes=cafe:20,museum:60`). Ranges
-    /// are checked with the other parameters.
+    /// as a JSON array of strings or a text list (`dwell_minutes=cafe:20,museum:60`). A
+    /// category may be named by its label, in either language and any case (`카페:20`), as
+    /// in `category`; minutes in text follow JSON's number grammar. Ranges are checked with
+    /// the other parameters.
     mutating func dwellTable(_ name: String) throws(EngineError) -> [(String, Double)] {
         var table: [(String, Double)] = []
+        func add(_ category: String, _ minutes: Double) {
+            table.append((ReachabilityLanguage.category(labelled: category) ?? category, minutes))
+        }
         func item(_ text: (some StringProtocol)?, at i: Int) throws(EngineError) {
             guard let text, let colon = text.lastIndex(of: ":"), colon != text.startIndex,
-                  let number = Double(text[text.index(after: colon)...])
+                  let number = JSONValue.number(text: text[text.index(after: colon)...])
             else {
-                throw .invalidField("\(name)[\(i)]", reason: "must be \"category:minutes\"")
+                throw .invalidField("\(name)[\(i)]", reason: "must be \"category:minutes\", got \"\((text ?? "").prefix(40))\"")
             }
-            table.append((String(text[..<colon]), number))
+            add(String(text[..<colon]), number)
         }
         switch field(name) {
         case nil:
@@ -322,7 +326,7 @@ extension FieldReader {
                     guard !category.isEmpty, let number = minutes.doubleValue else {
                         throw .invalidField("\(name).\(category)", reason: "must be a number of minutes")
                     }
-                    table.append((category, number))
+                    add(category, number)
                 }
             } else if let items = value.arrayValue {
                 for (i, value) in items.enumerated() { try item(value.stringValue, at: i) }

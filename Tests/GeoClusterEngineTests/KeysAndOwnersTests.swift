@@ -115,6 +115,34 @@ struct KeysAndOwnersTests {
         #expect(try Self.state(engine).1.isEmpty)
     }
 
+    @Test func anAdminsCorrectionKeepsTheSightingsOwner() async throws {
+        let engine = try Self.engine()
+        // Moved and recounted by an admin, with no observer_id in the body: still alice's.
+        let fix = #"{"op":"upsert","layer":"sightings","records":[\#(Self.sighting("a1"))]}"#
+        #expect(try await Self.failure(engine, fix, by: Self.admin) == nil)
+        let got = try engine.execute(try Self.request(#"{"op":"get","layer":"sightings","ids":["a1"]}"#))
+        #expect(got["features"]?[0]?["properties"]?["observer_id"] == "alice")
+        #expect(got["features"]?[0]?["geometry"]?["coordinates"] == [127.2, 37.4])
+        #expect(try await Self.failure(engine, #"{"op":"delete","layer":"sightings","ids":["a1"]}"#, by: Self.bob)?.code == "not_owner")
+        // Naming an observer gives it to them; a sighting with no owner stays an admin's.
+        let give = #"{"op":"upsert","layer":"sightings","records":[\#(Self.sighting("a1", observer: "bob")),\#(Self.sighting("n1"))]}"#
+        #expect(try await Self.failure(engine, give, by: Self.admin) == nil)
+        let given = try engine.execute(try Self.request(#"{"op":"get","layer":"sightings","ids":["a1","n1"]}"#))
+        #expect(given["features"]?[0]?["properties"]?["observer_id"] == "bob")
+        #expect(given["features"]?[1]?["properties"]?["observer_id"] == nil)
+        #expect(try await Self.failure(engine, #"{"op":"delete","layer":"sightings","ids":["a1"]}"#, by: Self.bob) == nil)
+    }
+
+    @Test func aDeleteThatNamesAnIdTwiceSaysSo() async throws {
+        let engine = try Self.engine()
+        let before = try Self.state(engine)
+        let error = try await Self.failure(engine, #"{"op":"delete","layer":"sightings","ids":["a1","n1","a1"]}"#, by: .trusted)
+        #expect(error?.code == "invalid_field")
+        #expect(error?.field == "ids[2]")
+        #expect(error?.description.contains("repeats ids[0]") == true)
+        #expect(try Self.state(engine) == before)
+    }
+
     @Test func keysOfOtherLayersAreNotOwners() async throws {
         // Places have no owner: any key with write scope on the layer changes them.
         let engine = try Self.engine()

@@ -235,6 +235,7 @@ struct LayerRecordTests {
             ("count", 2.5, Self.invalid(id, "count", "must be an integer >= 1, got 2.5")),
             ("count", "3", Self.invalid(id, "count", #"must be an integer >= 1, got "3""#)),
             ("count", 1_000_000_001, Self.invalid(id, "count", "must be an integer <= 1000000000, got 1000000001")),
+            ("count", 1e20, Self.invalid(id, "count", "must be an integer <= 1000000000, got 100000000000000000000")),
             ("observed_at", nil, Self.invalid(id, "observed_at", "is missing")),
             ("observed_at", 1_709_217_000,
              Self.invalid(id, "observed_at", "must be an RFC 3339 date-time string, got 1709217000")),

@@ -1,5 +1,6 @@
 import GeoCluster
 import GeoClusterEngine
+import GeoClusterWire
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -61,6 +62,42 @@ struct ReachableRouteTests {
                 + "&now=2025-06-01T14:05:00%2B09:00")
             #expect(bare.status == .badRequest)
             #expect(try bare.json["error"]?["field"] == "departure")
+        }
+    }
+
+    @Test func dwellsPacesAndStationsInTextReadAsEverywhereElse() async throws {
+        try await withAPI(engine: Self.engine()) { client in
+            let base = "/v1/reachable?layer=places&station=7&remaining_minutes=60&category=cafe"
+            func dwell(_ query: String) async throws -> JSONValue? {
+                try await client.get(base + query).json["reachable"]?[0]?["dwell_minutes"]
+            }
+            // A category named by its label, in Korean or in English, as `category` takes it.
+            #expect(try await dwell("&dwell_minutes=%EC%B9%B4%ED%8E%98:7") == 7)   // 카페:7
+            #expect(try await dwell("&dwell_minutes=Cafe:8") == 8)
+            // Minutes in JSON's number grammar: no hexadecimal, no sign, no bare fraction.
+            for bad in ["cafe:0x10", "cafe:%2B5", "cafe:.5", "cafe:nan"] {
+                let answer = try await client.get(base + "&dwell_minutes=" + bad)
+                #expect(answer.status == .badRequest, "\(bad)")
+                #expect(try answer.json["error"]?["field"] == "dwell_minutes[0]", "\(bad)")
+            }
+            // Paces: a speed in the same grammar, names in any case.
+            #expect(try await client.get(base + "&pace=1e1").status == .ok)
+            #expect(try await client.get(base + "&pace=Fast").status == .ok)
+            for bad in ["05", "0x5", "quick"] {
+                let answer = try await client.get(base + "&pace=" + bad)
+                #expect(answer.status == .badRequest, "\(bad)")
+                #expect(try answer.json["error"]?["field"] == "pace", "\(bad)")
+            }
+            // A blank station is a bad field, as in /v1/stations; a long unknown one is
+            // quoted by its beginning.
+            let blank = try await client.get("/v1/reachable?layer=places&station=%20&remaining_minutes=60")
+            #expect(blank.status == .badRequest)
+            #expect(try blank.json["error"]?["code"] == "invalid_field")
+            let long = try await client.get("/v1/reachable?layer=places&remaining_minutes=60&station="
+                + String(repeating: "%EA%B0%80", count: 500))  // 가 × 500
+            #expect(long.status == .notFound)
+            #expect(try long.json["error"]?["code"] == "unknown_station")
+            #expect(long.body.readableBytes < 600)
         }
     }
 
