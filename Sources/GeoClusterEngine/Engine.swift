@@ -363,6 +363,7 @@ public final class Engine: Sendable {
                 if let checklist { json = try checklist.namingScientifically(json, layer: name, index: i) }
                 if let owner { json = try Self.owned(json, by: owner, layer: name, index: i) }
                 let record = try LayerRecord(json: json, kind: kind, layer: name, index: i)
+                try Self.checkSeen(record, layer: name, index: i)
                 changes.append(isInsert ? .insert(record) : .upsert(record))
             }
         case let .delete(ids):
@@ -380,6 +381,22 @@ public final class Engine: Sendable {
             }
         }
         return (op, changes)
+    }
+
+    /// How far after the clock of the machine answering a sighting written to it may have
+    /// been seen: a day, for the offsets of the world's time zones and clocks set a little
+    /// wrong.
+    static let sightingClockToleranceSeconds: Int64 = 86_400
+
+    /// A sighting is written after it is seen: an `observed_at` more than a day after the
+    /// clock (a year typed wrong) is refused, before it becomes the latest sighting of
+    /// every cluster around it. Records loaded from files and stores are taken as they are.
+    private static func checkSeen(_ record: LayerRecord, layer: String, index: Int) throws(EngineError) {
+        guard case let .sighting(_, _, observedAt) = record.fields else { return }
+        guard observedAt.epochSeconds > currentEpochSecondsRoundedUp() + sightingClockToleranceSeconds else { return }
+        let id = record.idJSON
+        throw .invalidRecord(layer: layer, index: index, id: id == .null ? nil : id.jsonString, field: "observed_at",
+                             reason: "\(observedAt.text) is more than a day after the service's clock; a sighting is recorded once it has been seen")
     }
 
     /// A sighting with `observer_id` set to `owner`: added when absent, `not_owner` when

@@ -143,6 +143,40 @@ struct KeysAndOwnersTests {
         #expect(try Self.state(engine) == before)
     }
 
+    @Test func aSightingSeenAfterTomorrowIsRefused() async throws {
+        let engine = try Self.engine()
+        let before = try Self.state(engine)
+        let future = #"{"op":"insert","layer":"sightings","records":[{"id":"k1","lon":127.2,"lat":37.4,"species":"Ardea alba","count":1,"observed_at":"9999-12-31T23:59:59-23:59"}]}"#
+        let error = try await Self.failure(engine, future, by: .trusted)
+        #expect(error?.code == "invalid_record")
+        #expect(error?.field == "observed_at")
+        #expect(try Self.state(engine) == before)
+        // Later today in the farthest time zone east is not the future.
+        let soon = Engine.currentEpochSecondsRoundedUp() + 13 * 3_600
+        let day = soon / 86_400, second = soon % 86_400
+        let (y, m, d) = Self.civil(fromDays: day)
+        func pad(_ n: some BinaryInteger, _ width: Int = 2) -> String {
+            let digits = String(n)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let text = "\(pad(y, 4))-\(pad(m))-\(pad(d))T\(pad(second / 3_600)):\(pad(second / 60 % 60)):\(pad(second % 60))Z"
+        let today = #"{"op":"insert","layer":"sightings","records":[{"id":"k1","lon":127.2,"lat":37.4,"species":"Ardea alba","count":1,"observed_at":"\#(text)"}]}"#
+        #expect(try await Self.failure(engine, today, by: .trusted) == nil)
+    }
+
+    /// Year, month and day of a day number since 1970-01-01 (Howard Hinnant's algorithm).
+    static func civil(fromDays days: Int64) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (Int(yoe + era * 400 + (m <= 2 ? 1 : 0)), Int(m), Int(d))
+    }
+
     @Test func keysOfOtherLayersAreNotOwners() async throws {
         // Places have no owner: any key with write scope on the layer changes them.
         let engine = try Self.engine()
