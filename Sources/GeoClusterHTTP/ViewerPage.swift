@@ -343,9 +343,9 @@ async function chosenStation() {
   if (!typed) throw new Error("역을 고르세요");
   const known = ($("station-list").stations || []).find((s) => s.id === typed || s.name === typed);
   if (known) return known.id;
-  const found = await api("/v1/stations?" + new URLSearchParams({ stations_layer: $("stations-layer").value, q: typed, limit: 1 }));
-  if (!found.stations.length) throw new Error("찾을 수 없는 역: " + typed);
-  return found.stations[0].id;
+  // Any other name as typed: /v1/reachable resolves it, and answers ambiguous_station with
+  // the candidates when it names several (the first of a list would pick one silently).
+  return typed;
 }
 
 // RFC 3339 with the browser's UTC offset, as `/v1/reachable` wants it.
@@ -375,10 +375,10 @@ async function showReachable(departure, now) {
       departure = rfc3339(chosen);
     }
     now = typeof now === "string" ? now : rfc3339(new Date());
-    const station = await chosenStation();
-    const query = tripQuery(station, departure, now);
+    const query = tripQuery(await chosenStation(), departure, now);
     query.set("limit", 500);
     const answer = await api("/v1/reachable?" + query);
+    const station = String(answer.station.id);
     trip = { answer, station, departure, now };
     keepInURL({ station, stations_layer: $("stations-layer").value, places: $("places-layer").value, departure,
                 now: params.get("now") ? now : "", network: $("travel").value });

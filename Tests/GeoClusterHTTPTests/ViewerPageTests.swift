@@ -393,6 +393,26 @@ struct ViewerPageTests {
         }
     }
 
+    /// A station typed by name is resolved by `/v1/reachable`: one that names several
+    /// stations says so with the candidates rather than taking the first of a list.
+    @Test(.enabled(if: HeadlessBrowser.ready, "\(HeadlessBrowser.missing)"))
+    func aTypedStationNameIsResolvedByTheService() async throws {
+        try await Self.withBrowser("/?layer=places&stations_layer=stations&places=places") { _, browser in
+            let ask = #"showReachable("2025-06-01T15:00:00+09:00", "2025-06-01T13:30:00+09:00"); 0"#
+            try await DevToolsPipe.detached {
+                _ = try browser.evaluate(#"document.getElementById("station-name").value = "대"; "# + ask)
+                try browser.wait(until: #"document.getElementById("error").textContent !== """#, seconds: 120)
+            }
+            let shown = try browser.evaluate(#"document.getElementById("error").textContent"#).stringValue ?? ""
+            #expect(shown.hasPrefix("ambiguous_station"), "\(shown)")
+            try await DevToolsPipe.detached {
+                _ = try browser.evaluate(#"document.getElementById("station-name").value = "서울역"; "# + ask)
+                try browser.wait(until: #"typeof trip !== "undefined" && trip !== null && trip.station === "seoul""#, seconds: 120)
+            }
+            #expect(try browser.evaluate(#"document.getElementById("error").textContent"#) == "")
+        }
+    }
+
     /// A click on a place opens its details and draws its walking route, the route
     /// `/v1/route` answers, over the walking network's streets.
     @Test(.enabled(if: HeadlessBrowser.ready, "\(HeadlessBrowser.missing)"))
