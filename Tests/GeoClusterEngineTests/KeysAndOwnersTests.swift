@@ -153,28 +153,14 @@ struct KeysAndOwnersTests {
         #expect(try Self.state(engine) == before)
         // Later today in the farthest time zone east is not the future.
         let soon = Engine.currentEpochSecondsRoundedUp() + 13 * 3_600
-        let day = soon / 86_400, second = soon % 86_400
-        let (y, m, d) = Self.civil(fromDays: day)
-        func pad(_ n: some BinaryInteger, _ width: Int = 2) -> String {
-            let digits = String(n)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        let text = try #require(Timestamp(epochSeconds: soon, offsetMinutes: 0, marker: UInt8(ascii: "Z"))).text
+        func insert(_ id: String, seenAt time: String) -> String {
+            #"{"op":"insert","layer":"sightings","records":[{"id":"\#(id)","lon":127.2,"lat":37.4,"species":"Ardea alba","count":1,"observed_at":"\#(time)"}]}"#
         }
-        let text = "\(pad(y, 4))-\(pad(m))-\(pad(d))T\(pad(second / 3_600)):\(pad(second / 60 % 60)):\(pad(second % 60))Z"
-        let today = #"{"op":"insert","layer":"sightings","records":[{"id":"k1","lon":127.2,"lat":37.4,"species":"Ardea alba","count":1,"observed_at":"\#(text)"}]}"#
-        #expect(try await Self.failure(engine, today, by: .trusted) == nil)
-    }
-
-    /// Year, month and day of a day number since 1970-01-01 (Howard Hinnant's algorithm).
-    static func civil(fromDays days: Int64) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (Int(yoe + era * 400 + (m <= 2 ? 1 : 0)), Int(m), Int(d))
+        #expect(try await Self.failure(engine, insert("k1", seenAt: text), by: .trusted) == nil)
+        let later = Engine.currentEpochSecondsRoundedUp() + Engine.sightingClockToleranceSeconds + 120
+        let laterText = try #require(Timestamp(epochSeconds: later, offsetMinutes: 0, marker: UInt8(ascii: "Z"))).text
+        #expect(try await Self.failure(engine, insert("k2", seenAt: laterText), by: .trusted)?.field == "observed_at")
     }
 
     @Test func keysOfOtherLayersAreNotOwners() async throws {
