@@ -187,6 +187,9 @@ extension Engine {
     /// whose name starts with it; a name with parentheses that finds none is tried by its
     /// parts. More than one at the deciding step is `ambiguous_station`, none
     /// `unknown_station`.
+    /// The first 40 characters of a name, and `…` when there were more.
+    static func quotable(_ text: String) -> String { text.count > 40 ? text.prefix(40) + "…" : text }
+
     func station(_ id: JSONValue, in layer: LiveLayer, layerName: String) throws(EngineError) -> LayerRecord {
         if let key = LayerRecord.idKey(of: id), let record = layer.record(idKey: key) { return record }
         if let text = id.stringValue, let integer = Int(text), String(integer) == text,
@@ -217,11 +220,11 @@ extension Engine {
                     if case let .station(name, _) = record.fields { return "\(record.idJSON.jsonString) (\(name))" }
                     return record.idJSON.jsonString
                 }
-                throw .ambiguousStation(layer: layerName, name: String(text.prefix(40)), candidates: candidates)
+                throw .ambiguousStation(layer: layerName, name: Self.quotable(text), candidates: candidates)
             }
+            // As other errors quote what was given: its first 40 characters.
+            throw .unknownStation(layer: layerName, id: JSONValue.string(Self.quotable(text)).jsonString)
         }
-        // As other errors quote what was given: its first 40 characters.
-        let given = id.jsonString
-        throw .unknownStation(layer: layerName, id: given.count > 40 ? String(given.prefix(40)) + "…" : given)
+        throw .unknownStation(layer: layerName, id: id.jsonString)
     }
 }

@@ -384,8 +384,8 @@ public final class Engine: Sendable {
     }
 
     /// How far after the clock of the machine answering a sighting written to it may have
-    /// been seen: a day, for the offsets of the world's time zones and clocks set a little
-    /// wrong.
+    /// been seen: a day, for a device's clock set wrong, or a local time sent with `Z`
+    /// (the instants are compared, so a true offset never matters).
     static let sightingClockToleranceSeconds: Int64 = 86_400
 
     /// A sighting is written after it is seen: an `observed_at` more than a day after the

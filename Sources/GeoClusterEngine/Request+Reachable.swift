@@ -164,7 +164,17 @@ public struct ReachableQuery: Sendable, Equatable {
             boardingBufferGiven = true
         }
         dwellOverrides = [:]
-        for (category, minutes) in try fields.dwellTable("dwell_minutes") {
+        let dwells = try fields.dwellTable("dwell_minutes")
+        for (category, minutes) in dwells {
+            parameters.dwellMinutesByCategory[category] = minutes
+            dwellOverrides[category] = minutes
+        }
+        // A label (`카페`, `Cafe`) names its category too, unless the table names that
+        // category itself; a layer's own category of that name (`shop`) keeps its entry.
+        // A value out of range stays under its name as written, which the error then names.
+        for (name, minutes) in dwells where ReachabilityParameters.allowedDwellMinutes.contains(minutes) {
+            guard let category = ReachabilityLanguage.category(labelled: name), category != name,
+                  !dwells.contains(where: { $0.0 == category }) else { continue }
             parameters.dwellMinutesByCategory[category] = minutes
             dwellOverrides[category] = minutes
         }
@@ -288,7 +298,8 @@ extension FieldReader {
         }
         // A speed in JSON's number grammar (`5`, `4.5`, `1e1`), as every other number in text.
         if let number = JSONValue.number(text: text) { return try Self.pace(kilometersPerHour: number, field: name) }
-        do { return try WalkingPace.named(String(text.lowercased().prefix(40))) } catch { throw .core(error, field: name) }
+        if let pace = try? WalkingPace.named(text.lowercased()) { return pace }
+        do { return try WalkingPace.named(String(text.prefix(40))) } catch { throw .core(error, field: name) }
     }
 
     private static func pace(kilometersPerHour speed: Double, field: String) throws(EngineError) -> WalkingPace {
@@ -302,20 +313,17 @@ extension FieldReader {
     /// Dwell minutes per category: an object `{"cafe": 20}`, or `"category:minutes"` items,
     /// as a JSON array of strings or a text list (`dwell_minutes=cafe:20,museum:60`). A
     /// category may be named by its label, in either language and any case (`카페:20`), as
-    /// in `category`; minutes in text follow JSON's number grammar. Ranges are checked with
-    /// the other parameters.
+    /// in `category` (the caller adds the category a label names); minutes in text follow
+    /// JSON's number grammar. Ranges are checked with the other parameters.
     mutating func dwellTable(_ name: String) throws(EngineError) -> [(String, Double)] {
         var table: [(String, Double)] = []
-        func add(_ category: String, _ minutes: Double) {
-            table.append((ReachabilityLanguage.category(labelled: category) ?? category, minutes))
-        }
-        func item(_ text: (some StringProtocol)?, at i: Int) throws(EngineError) {
+        func item(_ text: (some StringProtocol)?, at i: Int, given: String) throws(EngineError) {
             guard let text, let colon = text.lastIndex(of: ":"), colon != text.startIndex,
                   let number = JSONValue.number(text: text[text.index(after: colon)...])
             else {
-                throw .invalidField("\(name)[\(i)]", reason: "must be \"category:minutes\", got \"\((text ?? "").prefix(40))\"")
+                throw .invalidField("\(name)[\(i)]", reason: "must be \"category:minutes\", got \(given.prefix(40))")
             }
-            add(String(text[..<colon]), number)
+            table.append((String(text[..<colon]), number))
         }
         switch field(name) {
         case nil:
@@ -326,15 +334,17 @@ extension FieldReader {
                     guard !category.isEmpty, let number = minutes.doubleValue else {
                         throw .invalidField("\(name).\(category)", reason: "must be a number of minutes")
                     }
-                    add(category, number)
+                    table.append((category, number))
                 }
             } else if let items = value.arrayValue {
-                for (i, value) in items.enumerated() { try item(value.stringValue, at: i) }
+                for (i, value) in items.enumerated() { try item(value.stringValue, at: i, given: value.jsonString) }
             } else {
                 throw .invalidField(name, reason: "must be an object of minutes by category")
             }
         case let .text(text)?:
-            for (i, part) in Self.items(text).enumerated() { try item(part, at: i) }
+            for (i, part) in Self.items(text).enumerated() {
+                try item(part, at: i, given: JSONValue.string(String(part.prefix(40))).jsonString)
+            }
         }
         guard table.count <= LayerFilter.maxValues else {
             throw .invalidField(name, reason: "takes at most \(LayerFilter.maxValues) categories")

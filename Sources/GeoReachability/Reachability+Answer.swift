@@ -133,7 +133,8 @@ public enum ReachabilityScope: Sendable, Hashable {
     /// far as the longest walk that could fit.
     case withinSearchRadius
     /// Every candidate, each in one list or the other with its distances: one place the
-    /// traveller opened, wherever it is. A network is searched as far as it goes.
+    /// traveller opened, wherever it is. A network is searched as far as the farthest
+    /// candidate (the search stops once every candidate's node is settled).
     case everyCandidate
 }
 

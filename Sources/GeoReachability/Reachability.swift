@@ -246,7 +246,7 @@ private struct Visit {
     let parameters: ReachabilityParameters
     let metersPerMinute: Double
     /// Every candidate, not only those within the radius, and networks searched as far as
-    /// they go (``ReachabilityScope/everyCandidate``).
+    /// the farthest of them (``ReachabilityScope/everyCandidate``).
     let everyCandidate: Bool
     /// Routes whose trees answer the searches for every candidate.
     let routes: VisitRoutes?

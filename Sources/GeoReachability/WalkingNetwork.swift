@@ -263,11 +263,13 @@ extension WalkingNetwork {
         search(from: source, maxDistanceMeters: maxDistanceMeters, recordingPrevious: false).distance
     }
 
-    /// The shortest paths from `source` to every node of its component: the walk to a
-    /// node, for routes.
+    /// The shortest paths from `source` to the nodes of its component (to all of them, or
+    /// as far as the farthest target: ``pathTree(from:reaching:)``): the walk to a node,
+    /// for routes.
     public struct PathTree: Sendable {
         public let source: Int
-        /// Metres from `source`; `.infinity` for a node in another component.
+        /// Metres from `source`, exact where finite; `.infinity` for a node in another
+        /// component, or one beyond the farthest target of a tree grown to targets.
         public let distanceMeters: [Double]
         /// The node before each on its shortest path; -1 for `source` and unreached nodes.
         let previous: [Int32]

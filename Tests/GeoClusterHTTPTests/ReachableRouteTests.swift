@@ -17,7 +17,7 @@ struct ReachableRouteTests {
         }
         // 0.001° of longitude at 37.55° N is about 88 m.
         let places = try LiveLayer(name: "places", kind: .places, records: [
-            place("near", 126.9717, "cafe"), place("far", 126.9907, "park"),
+            place("near", 126.9717, "cafe"), place("far", 126.9907, "park"), place("corner", 126.978, "shop"),
         ])
         let stations = try LiveLayer(name: "stations", kind: .stations, records: [
             LayerRecord(json: ["id": 7, "lon": 126.9707, "lat": 37.5547, "name": "Seoul", "lines": ["KTX"]],
@@ -74,6 +74,15 @@ struct ReachableRouteTests {
             // A category named by its label, in Korean or in English, as `category` takes it.
             #expect(try await dwell("&dwell_minutes=%EC%B9%B4%ED%8E%98:7") == 7)   // 카페:7
             #expect(try await dwell("&dwell_minutes=Cafe:8") == 8)
+            // A layer's own category that is also a label (OSM's `shop`, the label of
+            // `shopping`) keeps its entry; a value out of range is named as written.
+            let shop = try await client.get("/v1/reachable?layer=places&station=7&remaining_minutes=60&category=shop"
+                + "&dwell_minutes=shop:15").json
+            #expect(shop["reachable"]?[0]?["id"] == "corner")
+            #expect(shop["reachable"]?[0]?["dwell_minutes"] == 15)
+            let tooLong = try await client.get(base + "&dwell_minutes=%EC%B9%B4%ED%8E%98:2000")
+            #expect(tooLong.status == .badRequest)
+            #expect(try tooLong.json["error"]?["field"] == "dwell_minutes.카페")
             // Minutes in JSON's number grammar: no hexadecimal, no sign, no bare fraction.
             for bad in ["cafe:0x10", "cafe:%2B5", "cafe:.5", "cafe:nan"] {
                 let answer = try await client.get(base + "&dwell_minutes=" + bad)
