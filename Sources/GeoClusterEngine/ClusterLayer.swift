@@ -263,7 +263,10 @@ extension LiveLayer: ClusterLayer {
         return LeavesPage(pointIndices: Array(slots[start..<(start + min(limit, slots.count - start))]), total: slots.count)
     }
 
-    /// Slots of sightings by observation time, in `order`; equal times by slot.
+    /// Slots of sightings by observation time, in `order`; equal times by id (the bytes of
+    /// its key), which every replica and every start of the layer agree on where slots
+    /// and the index's order do not (a freed slot is taken again by the next insert, a
+    /// store hands its rows back in the order they were first written).
     private func sorted(_ slots: [Int], _ order: LeafOrder) -> [Int] {
         let keyed = slots.map { slot -> (time: Int64, slot: Int) in
             guard case let .sighting(_, _, observedAt)? = record(atSlot: slot)?.fields else { return (0, slot) }
@@ -271,6 +274,8 @@ extension LiveLayer: ClusterLayer {
         }
         return keyed.sorted { a, b in
             if a.time != b.time { return order == .newestFirst ? a.time > b.time : a.time < b.time }
+            let keyA = record(atSlot: a.slot)?.idKey ?? "", keyB = record(atSlot: b.slot)?.idKey ?? ""
+            if keyA != keyB { return keyA.utf8.lexicographicallyPrecedes(keyB.utf8) }
             return a.slot < b.slot
         }.map(\.slot)
     }

@@ -37,6 +37,25 @@ struct LeafOrderTests {
         #expect(beyond["features"]?.arrayValue?.isEmpty == true)
     }
 
+    /// Equal times come by id, not by slot: a store hands its rows back in the order they
+    /// were first written, while a running layer gives a freed slot to the next insert.
+    @Test func equalTimesComeByIdWhateverTheSlots() throws {
+        let engine = try Engine(entries: [.live(LiveLayerStore(try LiveLayer(name: "birds", kind: .sightings, records: [])))])
+        func sighting(_ id: String) -> JSONValue {
+            ["id": .string(id), "lon": 127.0, "lat": 37.5, "species": "Ardea alba", "count": 1,
+             "observed_at": "2025-05-01T06:30:00+09:00"]
+        }
+        for batch: JSONValue in [
+            ["op": "insert", "layer": "birds", "records": [sighting("x"), sighting("b"), sighting("a")]],
+            ["op": "delete", "layer": "birds", "ids": ["x"]],
+            ["op": "insert", "layer": "birds", "records": [sighting("c")]],  // x's slot, the first
+        ] { _ = try engine.handle(batch).get() }
+        for sort in ["-observed_at", "observed_at"] {
+            let listed = try engine.handle(["op": "list", "layer": "birds", "bbox": [126, 37, 128, 38], "sort": .string(sort)]).get()
+            #expect((listed["features"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue } == ["a", "b", "c"], "\(sort)")
+        }
+    }
+
     @Test func sortIsCheckedThroughTheLineProtocol() throws {
         let engine = try Engine(entries: try LayerCatalog.load(directory: LayerCatalogTests.dataDirectory))
         func failure(_ json: JSONValue) -> EngineError? {
