@@ -183,6 +183,19 @@ extension Engine {
             clock == nil ? "unchecked" : hours(slot) == nil ? "unknown" : "open"
         }
 
+        // Over a network, a place (or a start) far from its nearest node is walked to in a
+        // straight line for that leg: the answer says so, as it does of the station.
+        func offNetworkMeters(_ point: Coordinate) -> Double? {
+            guard case let .network(network, _) = travel else { return nil }
+            let snap = Self.geodesicMeters(point, network.nodes[network.nearestNode(to: point).node])
+            return snap > Self.offNetworkMeters ? snap : nil
+        }
+        func markOffNetwork(_ item: inout JSONObject, slot: Int) {
+            guard let record = places.record(atSlot: slot), let snap = offNetworkMeters(record.coordinate) else { return }
+            item["off_network"] = true
+            item["to_network_m"] = .number(Self.up(snap))
+        }
+
         func addRoute(to item: inout JSONObject, slot: Int) {
             guard let routes, let record = places.record(atSlot: slot) else { return }
             item["route"] = routes.line(to: record.coordinate).map { line in
@@ -203,6 +216,7 @@ extension Engine {
         result[query.origin.isStation ? "station" : "location"] = .object(originJSON)
         if let start {
             result["location"] = .object(["lon": .number(start.longitude), "lat": .number(start.latitude)])
+            if offNetworkMeters(start) != nil { result["location_off_network"] = true }
             if let direct = answer.directWalkMinutes {
                 result["direct_walk_minutes"] = direct.isFinite ? .number(Self.up(direct)) : .null
             }
@@ -247,6 +261,7 @@ extension Engine {
             item["leave_by_minutes"] = .number(Self.down(place.leaveByMinutes))
             item["slack_minutes"] = .number(Self.down(place.slackMinutes))
             item["hours"] = hoursState(place.index)
+            markOffNetwork(&item, slot: place.index)
             addRoute(to: &item, slot: place.index)
             return .object(item)
         })
@@ -279,6 +294,7 @@ extension Engine {
                         }
                     }
                 }
+                markOffNetwork(&item, slot: place.index)
                 addRoute(to: &item, slot: place.index)
                 return .object(item)
             })
@@ -288,6 +304,7 @@ extension Engine {
             // `route`: the place and its route whether or not it fits (at or below the
             // minimum remaining time nothing is judged, and it is in neither list).
             var item = Self.placeJSON(places.record(atSlot: slot), language: query.language)
+            markOffNetwork(&item, slot: slot)
             addRoute(to: &item, slot: slot)
             result["place"] = .object(item)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GeoProjection
+import GeoReachability
 import Testing
 @testable import GeoCluster
 @testable import GeoClusterWire
@@ -139,6 +140,35 @@ struct ReachableTests {
         let zeros = try Self.run(engine, ["departure": "2025-06-01T15:20:00.9+09:00", "now": "2025-06-01T14:49:00.000+09:00"])
         #expect(zeros["remaining_minutes"] == 31)
         #expect(zeros["remaining_seconds"] == 1_860)
+    }
+
+    /// Over a network, a place or a start far from the nearest node (walked to in a straight
+    /// line for that leg) is marked, as the station is.
+    @Test func placesAndStartsOffTheNetworkAreMarked() throws {
+        // A street east and west of the station every 50 m, and one node 1.5 km north.
+        var nodes = stride(from: -1_000.0, through: 1_000, by: 50).map { Self.at(abs($0), azimuth: $0 < 0 ? 270 : 90) }
+        nodes.append(Self.at(1_500, azimuth: 0))
+        var edges = (0..<(nodes.count - 2)).map { WalkingNetwork.Edge(from: $0, to: $0 + 1, lengthMeters: 50.01) }
+        edges.append(.init(from: 20, to: nodes.count - 1, lengthMeters: 1_500.1))
+        let street = try WalkingNetwork(nodes: nodes, edges: edges)
+        let base = try Self.engine()
+        let engine = try Engine(entries: base.entries, networks: ["street": street])
+        let answer = try Self.run(engine, ["remaining_minutes": 120, "travel": "network", "include_unreachable": true,
+                                           "limit": 100])
+        let all = (answer["reachable"]?.arrayValue ?? []) + (answer["unreachable"]?.arrayValue ?? [])
+        func item(_ id: String) -> JSONValue? { all.first { $0["id"]?.stringValue == id } }
+        #expect(item("cafe-500")?["off_network"] == nil)
+        #expect(item("viewpoint-1200")?["off_network"] == true)   // 300 m from the node to the north
+        #expect(item("viewpoint-1200")?["to_network_m"]?.doubleValue.map { (299...301).contains($0) } == true)
+        #expect(answer["station_off_network"] == nil)
+        #expect(answer["location_off_network"] == nil)
+        let start = Self.at(400, azimuth: 0)
+        let walking = try Self.run(engine, ["remaining_minutes": 120, "travel": "network",
+                                            "lon": .number(start.longitude), "lat": .number(start.latitude)])
+        #expect(walking["location_off_network"] == true)
+        let route = try engine.handle(["op": "route", "layer": "places", "station": "seoul", "place": "viewpoint-1200",
+                                       "remaining_minutes": 120, "travel": "network"]).get()
+        #expect(route["place"]?["off_network"] == true)
     }
 
     @Test func aPlaceJustInAndJustOutOfReach() throws {
