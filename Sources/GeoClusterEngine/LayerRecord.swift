@@ -490,16 +490,24 @@ extension LayerRecord {
                            writtenText: ownerFeatureText ?? featureText)
     }
 
-    /// The sighting as written with `observer_id` set to `owner`: an upsert that names no
-    /// observer keeps the one of the sighting it replaces (``LiveLayerStore``). Any other
-    /// record is returned as it is.
-    func observed(by owner: String, layer: String, index: Int) throws(EngineError) -> LayerRecord {
-        guard case .sighting = fields,
+    /// The sighting as written with `observer_id` set to `observer` and the `note` of its
+    /// properties set to `note`, where given: an upsert keeps what the sighting it replaces
+    /// had and it does not name (``LiveLayerStore``). Any other record is returned as it is.
+    func keeping(observer: String?, note: JSONValue?, layer: String, index: Int) throws(EngineError) -> LayerRecord {
+        guard case .sighting = fields, observer != nil || note != nil,
               case var .object(feature) = JSONValue(encodedText: (ownerFeatureText ?? featureText)[...]) else { return self }
         var properties = feature["properties"]?.objectValue ?? JSONObject()
-        properties["observer_id"] = .string(owner)
+        if let observer { properties["observer_id"] = .string(observer) }
+        if let note { properties["note"] = note }
         feature["properties"] = .object(properties)
         return try LayerRecord(json: .object(feature), kind: .sightings, layer: layer, index: index)
+    }
+
+    /// The `note` of the sighting's properties as written (a layer's record withholds it
+    /// from answers, and keeps it in ``ownerFeatureText``), `nil` when it has none.
+    var writtenNote: JSONValue? {
+        guard let written = ownerFeatureText ?? (hasNote ? featureText : nil) else { return nil }
+        return JSONValue(encodedText: written[...])["properties"]?["note"]
     }
 
     /// The centre of the grid cell that a sensitive sighting at `coordinate` is shown at

@@ -210,16 +210,20 @@ public final class LiveLayerStore: Sendable {
     /// The layer after `changes`, and the changes as they applied: an upsert of a sighting
     /// that names no `observer_id` keeps the one of the record it replaces, so that a
     /// correction (by an admin key, or over the trusted JSON-lines channel) never takes a
-    /// sighting from its observer.
+    /// sighting from its observer; such a correction (`owner` nil) keeps the observer's
+    /// `note` too when it names none. The observer's own upsert replaces the whole record.
     private static func applying(_ changes: [LayerChange], to layer: LiveLayer,
                                  owner: String?) throws(EngineError) -> (layer: LiveLayer, changes: [LayerChange]) {
         var next = layer
         var applied = changes
         for (position, var change) in changes.enumerated() {
-            if case let .upsert(record) = change, record.observerID == nil, !record.idKey.isEmpty,
-               let kept = next.record(idKey: record.idKey)?.observerID {
-                change = .upsert(try record.observed(by: kept, layer: layer.name, index: position))
-                applied[position] = change
+            if case let .upsert(record) = change, !record.idKey.isEmpty, let existing = next.record(idKey: record.idKey) {
+                let observer = record.observerID == nil ? existing.observerID : nil
+                let note = owner == nil && !record.hasNote ? existing.writtenNote : nil
+                if observer != nil || note != nil {
+                    change = .upsert(try record.keeping(observer: observer, note: note, layer: layer.name, index: position))
+                    applied[position] = change
+                }
             }
             if let owner {
                 let (key, field): (String, String) = switch change {

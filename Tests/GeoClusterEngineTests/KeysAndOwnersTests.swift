@@ -133,6 +133,23 @@ struct KeysAndOwnersTests {
         #expect(try await Self.failure(engine, #"{"op":"delete","layer":"sightings","ids":["a1"]}"#, by: Self.bob) == nil)
     }
 
+    @Test func anAdminsCorrectionKeepsTheObserversNoteAndTheObserversOwnUpsertDoesNot() async throws {
+        let engine = try Self.engine()
+        let noted = #"{"op":"insert","layer":"sightings","records":[{"id":"k1","lon":127.2,"lat":37.4,"species":"Ardea alba","count":1,"observed_at":"2025-06-01T07:00:00+09:00","properties":{"note":"by the sluice"}}]}"#
+        #expect(try await Self.failure(engine, noted, by: Self.alice) == nil)
+        let get = try Self.request(#"{"op":"get","layer":"sightings","ids":["k1"]}"#)
+        func note() throws -> JSONValue? { try engine.execute(get, by: Self.admin)["features"]?[0]?["properties"]?["note"] }
+        // An admin recounts it without the note: the note stays alice's.
+        #expect(try await Self.failure(engine, #"{"op":"upsert","layer":"sightings","records":[\#(Self.sighting("k1"))]}"#,
+                                       by: Self.admin) == nil)
+        #expect(try note() == "by the sluice")
+        #expect(try engine.execute(get, by: Self.admin)["features"]?[0]?["properties"]?["observer_id"] == "alice")
+        // Alice's own upsert replaces the whole record, note and all.
+        #expect(try await Self.failure(engine, #"{"op":"upsert","layer":"sightings","records":[\#(Self.sighting("k1"))]}"#,
+                                       by: Self.alice) == nil)
+        #expect(try note() == nil)
+    }
+
     @Test func aDeleteThatNamesAnIdTwiceSaysSo() async throws {
         let engine = try Self.engine()
         let before = try Self.state(engine)
