@@ -56,10 +56,33 @@ struct LayerSourceOptions: ParsableArguments {
         }
     }
 
-    /// Opens the store named by `--store`, if any.
+    /// Opens the store named by `--store`, if any. A SQLite store is held for the
+    /// process's life (``holdSQLiteStore(_:)``).
     func openStore() throws -> (any LayerJournal)? {
         guard let store else { return nil }
-        return try StoreLocation(parsing: store, dataDirectory: data).open()
+        let location = try StoreLocation(parsing: store, dataDirectory: data)
+        let journal = try location.open()
+        if case let .sqlite(path) = location { try Self.holdSQLiteStore(path) }
+        return journal
+    }
+
+    /// A SQLite store is one server's: a second process keeping its layers in memory would
+    /// not follow the first one's writes (docs/STORAGE.md), so it is refused. An exclusive
+    /// `flock` on the file, never released: it ends with the process, however it ends.
+    /// SQLite's own locks are `fcntl` locks, which `flock` does not touch; `keys` and
+    /// `import` open the store without it.
+    static func holdSQLiteStore(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }  // the store has just opened it; nothing to hold otherwise
+        guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return }  // held while the process runs
+        let busy = errno == EWOULDBLOCK
+        close(descriptor)
+        if busy {
+            throw EngineError.storageUnavailable(reason: """
+                another geo-cluster process serves \(path): a SQLite store is one server's \
+                (it would not see that process's writes); stop it, or run replicas on PostgreSQL (docs/DEPLOY.md)
+                """)
+        }
     }
 
     /// Loads every requested layer; any error stops the start-up with its message.

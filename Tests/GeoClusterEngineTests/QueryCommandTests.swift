@@ -32,6 +32,30 @@ struct QueryCommandTests {
         }
     }
 
+    @Test func aSQLiteStoreServesOneProcessAtATime() throws {
+        let file = try Self.layerFile()
+        let store = "sqlite:" + file.deletingLastPathComponent().appendingPathComponent("one.sqlite").path
+        let arguments = ["query", "--layer-file", "stations=\(file.path)", "--store", store]
+        let (first, stdin, stdout, _) = try start(arguments)
+        // Once it answers, it holds the store.
+        stdin.fileHandleForWriting.write(Data(#"{"id":1,"op":"stats"}"#.utf8 + [0x0A]))
+        var answered = Data()
+        while !answered.contains(0x0A) {
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            answered += chunk
+        }
+        #expect(answered.contains(0x0A), "the first process answers")
+        let second = try GeoClusterExecutable.run(arguments)
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("another geo-cluster process serves"), "\(second.stderr)")
+        try stdin.fileHandleForWriting.close()
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        // Given back when the first one ends.
+        #expect(try GeoClusterExecutable.run(arguments).status == 0)
+    }
+
     @Test func answersEveryLineInOrderAndExitsZero() throws {
         let file = try Self.layerFile()
         let (process, stdin, stdout, _) = try start(["query", "--layer-file", "stations=\(file.path)"])
