@@ -183,15 +183,17 @@ extension Engine {
             clock == nil ? "unchecked" : hours(slot) == nil ? "unknown" : "open"
         }
 
-        // Over a network, a place (or a start) far from its nearest node is walked to in a
-        // straight line for that leg: the answer says so, as it does of the station.
-        func offNetworkMeters(_ point: Coordinate) -> Double? {
+        // Over a network, the straight walk from a point to its nearest node, which every
+        // walk from there counts. Beyond ``offNetworkMeters`` the answer says so, of the
+        // station, a start and each place listed: the network lacks the streets there.
+        func snapMeters(_ point: Coordinate) -> Double? {
             guard case let .network(network, _) = travel else { return nil }
-            let snap = Self.geodesicMeters(point, network.nodes[network.nearestNode(to: point).node])
-            return snap > Self.offNetworkMeters ? snap : nil
+            return Self.geodesicMeters(point, network.nodes[network.nearestNode(to: point).node])
         }
+        func isOffNetwork(_ snap: Double?) -> Bool { snap.map { $0 > Self.offNetworkMeters } ?? false }
         func markOffNetwork(_ item: inout JSONObject, slot: Int) {
-            guard let record = places.record(atSlot: slot), let snap = offNetworkMeters(record.coordinate) else { return }
+            guard let record = places.record(atSlot: slot), let snap = snapMeters(record.coordinate),
+                  isOffNetwork(snap) else { return }
             item["off_network"] = true
             item["to_network_m"] = .number(Self.up(snap))
         }
@@ -216,19 +218,18 @@ extension Engine {
         result[query.origin.isStation ? "station" : "location"] = .object(originJSON)
         if let start {
             result["location"] = .object(["lon": .number(start.longitude), "lat": .number(start.latitude)])
-            if offNetworkMeters(start) != nil { result["location_off_network"] = true }
+            if isOffNetwork(snapMeters(start)) { result["location_off_network"] = true }
             if let direct = answer.directWalkMinutes {
                 result["direct_walk_minutes"] = direct.isFinite ? .number(Self.up(direct)) : .null
             }
         }
         result["travel"] = .string(networkName == nil ? "straight_line" : "network")
         if let networkName { result["network"] = .string(networkName) }
-        if case let .network(network, _) = travel {
-            // How far the station is from the network, walked in a straight line: an
-            // extract that lacks the streets around it shows here, not as a silent detour.
-            let snap = Self.geodesicMeters(origin, network.nodes[network.nearestNode(to: origin).node])
+        if let snap = snapMeters(origin) {
+            // An extract that lacks the streets around the station shows here, not as a
+            // silent detour.
             result["station_to_network_m"] = .number(Self.up(snap))
-            if snap > Self.offNetworkMeters { result["station_off_network"] = true }
+            if isOffNetwork(snap) { result["station_off_network"] = true }
         }
         let page = answer.reachable.dropFirst(query.offset).prefix(query.limit)
         let unreachableListed = query.includeUnreachable ? answer.unreachable.prefix(Request.maxReachableLimit) : []

@@ -181,15 +181,15 @@ extension Engine {
         return .object(["stations": .array(items), "total": .number(Double(found.count))])
     }
 
+    /// The first 40 characters of a name, and `…` when there were more.
+    static func quotable(_ text: String) -> String { text.count > 40 ? text.prefix(40) + "…" : text }
+
     /// The station a `reachable` request names: by id first (a numeric string also finds
     /// an integer id), then the one station whose name is the given one, then the one
     /// with a part of its name (before or inside parentheses) that is, then the one
     /// whose name starts with it; a name with parentheses that finds none is tried by its
     /// parts. More than one at the deciding step is `ambiguous_station`, none
-    /// `unknown_station`.
-    /// The first 40 characters of a name, and `…` when there were more.
-    static func quotable(_ text: String) -> String { text.count > 40 ? text.prefix(40) + "…" : text }
-
+    /// `unknown_station`; a name of only spaces or punctuation is `invalid_field`.
     func station(_ id: JSONValue, in layer: LiveLayer, layerName: String) throws(EngineError) -> LayerRecord {
         if let key = LayerRecord.idKey(of: id), let record = layer.record(idKey: key) { return record }
         if let text = id.stringValue, let integer = Int(text), String(integer) == text,

@@ -261,11 +261,6 @@ private struct Visit {
         self.routes = routes
     }
 
-    /// The network's distances from `node` up to `maxDistanceMeters`.
-    func distancesMeters(_ network: WalkingNetwork, from node: Int, maxDistanceMeters: Double) -> [Double] {
-        network.distancesMeters(from: node, maxDistanceMeters: maxDistanceMeters)
-    }
-
     /// The network's distances from `node` as far as the farthest of `targets` (exact where
     /// finite, finite at every target joined to `node`): the routes' tree from that node
     /// when it reaches them, else a search that stops once they are settled.
@@ -357,8 +352,8 @@ private struct Visit {
             fromStation = distancesMeters(network, from: stationNode, reaching: placeNodes)
             fromStart = distancesMeters(network, from: startNode, reaching: placeNodes + [stationNode])
         } else {
-            fromStation = distancesMeters(network, from: stationNode, maxDistanceMeters: Swift.max(0, longest - stationSnapMeters))
-            fromStart = distancesMeters(network, from: startNode, maxDistanceMeters: Swift.max(0, longest - startSnapMeters))
+            fromStation = network.distancesMeters(from: stationNode, maxDistanceMeters: Swift.max(0, longest - stationSnapMeters))
+            fromStart = network.distancesMeters(from: startNode, maxDistanceMeters: Swift.max(0, longest - startSnapMeters))
         }
         // The walk straight to the station, searched further when it is longer than any
         // visit could be (then no place fits, and the traveller should head for the train).
@@ -429,7 +424,7 @@ private struct Visit {
         let placeNodes = inside.map { network.nearestNode(to: $0.candidate.coordinate).node }
         let networkMeters = everyCandidate
             ? distancesMeters(network, from: stationNode, reaching: placeNodes)
-            : distancesMeters(network, from: stationNode, maxDistanceMeters: capMeters)
+            : network.distancesMeters(from: stationNode, maxDistanceMeters: capMeters)
 
         for ((candidate, straight), placeNode) in zip(inside, placeNodes) {
             let placeSnapMeters = distanceMeters(candidate.coordinate, network.nodes[placeNode])
