@@ -16,8 +16,8 @@
 # wrk for --warmup (not counted) and then for --duration, with `Accept-Encoding: gzip`
 # ("gzip") or without it ("plain"), and records req/s, p99, the mean KB read per answer
 # (headers included), the server's CPU time per request (utime + stime of
-# /proc/<pid>/stat, all its threads, before and after the measured run) and the 1-minute
-# load average before and after.
+# /proc/<pid>/stat, all its threads, before and after the measured run), its resident
+# memory after the run (VmRSS) and the 1-minute load average before and after.
 # Both servers get the same cluster options (--radius, --extent, --min-zoom, --max-zoom,
 # --min-points; geo-cluster's defaults). geo-cluster runs with --answer-cache-mb 0 unless
 # told otherwise, so that every request computes and compresses its answer, as the Node
@@ -119,6 +119,8 @@ ticks=$(getconf CLK_TCK)
 # utime + stime of a process (all its threads), in clock ticks; fields after the ")" of comm.
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
+# Resident memory of a process, in kB.
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 # Starts a server (label, algorithm) in the background as $server and waits until it answers.
 start_server() {
@@ -164,7 +166,7 @@ fetch_tags() {
 # One measured wrk run on $server; appends a line to $work/runs.tsv.
 measure() {
     local round=$1 label=$2 algorithm=$3 encoding=$4
-    local options=() load_before load_after cpu_before cpu_after
+    local options=() load_before load_after cpu_before cpu_after rss
     case "$encoding" in
         gzip) options=(-H "Accept-Encoding: gzip" -s Benchmarks/wrk_viewport.lua) ;;
         plain) options=(-s Benchmarks/wrk_viewport.lua) ;;
@@ -178,12 +180,12 @@ measure() {
     load_before=$(load1); cpu_before=$(cpu_ticks "$server")
     CENTRES="$work/centres.lua" REVALIDATE="$work/revalidate.lua" \
         wrk -t"$threads" -c"$connections" -d"$duration" --latency "${options[@]}" "$url" > "$work/wrk.txt"
-    cpu_after=$(cpu_ticks "$server"); load_after=$(load1)
+    cpu_after=$(cpu_ticks "$server"); load_after=$(load1); rss=$(rss_kb "$server")
     python3 - "$work/wrk.txt" "$round" "$label" "$algorithm" "$encoding" "$((cpu_after - cpu_before))" "$ticks" \
-        "$load_before" "$load_after" >> "$work/runs.tsv" <<'PYTHON'
+        "$load_before" "$load_after" "$rss" >> "$work/runs.tsv" <<'PYTHON'
 import re, sys
 text = open(sys.argv[1]).read()
-round_, label, algorithm, encoding, cpu, ticks, load_before, load_after = sys.argv[2:]
+round_, label, algorithm, encoding, cpu, ticks, load_before, load_after, rss = sys.argv[2:]
 units = {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}
 size = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3, "TB": 1024 ** 4}
 requests, seconds, read, unit = re.search(r"(\d+) requests in ([\d.]+)(\w+), ([\d.]+)(\w+) read", text).group(1, 2, 4, 5)
@@ -199,9 +201,9 @@ errors += int(match.group(1)) if match else 0
 requests = int(requests)
 print("\t".join(map(str, [round_, label, algorithm, encoding, requests, f"{rate:.1f}", float(p99) * units[p99_unit],
                            f"{int(cpu) * 1000 / int(ticks) / requests:.4f}", f"{float(read) * size[unit] / requests / 1024:.1f}",
-                           load_before, load_after, errors])))
+                           load_before, load_after, errors, f"{int(rss) / 1024:.0f}"])))
 PYTHON
-    tail -n 1 "$work/runs.tsv" | awk -F'\t' '{ printf "  %-6s %-6s %-5s %10.0f req/s  p99 %8.2f ms  %.3f CPU ms/req  %6.1f KB/answer  load %s -> %s%s\n", $2, $3, $4, $6, $7, $8, $9, $10, $11, ($12 > 0 ? "  ERRORS " $12 : "") }'
+    tail -n 1 "$work/runs.tsv" | awk -F'\t' '{ printf "  %-6s %-6s %-5s %10.0f req/s  p99 %8.2f ms  %.3f CPU ms/req  %6.1f KB/answer  RSS %s MB  load %s -> %s%s\n", $2, $3, $4, $6, $7, $8, $9, $13, $10, $11, ($12 > 0 ? "  ERRORS " $12 : "") }'
 }
 
 # The three fixed views, as sent without gzip, for the comparison at the end.
@@ -226,7 +228,7 @@ done
 echo "geo-cluster --answer-cache-mb $answer_cache_mb; options radius $radius, extent $extent, zooms $min_zoom-$max_zoom, min_points $min_points${kept_items:+, live kept_items $kept_items}"
 echo "wrk -t$threads -c$connections, $warmup warm-up then $duration per run, views around $centres centres; $(nproc) cores"
 
-printf "round\tserver\talgorithm\tencoding\trequests\treq/s\tp99 ms\tCPU ms/req\tKB/answer\tload before\tload after\terrors\n" > "$work/runs.tsv"
+printf "round\tserver\talgorithm\tencoding\trequests\treq/s\tp99 ms\tCPU ms/req\tKB/answer\tload before\tload after\terrors\tRSS MB\n" > "$work/runs.tsv"
 for round in $(seq 1 "$rounds"); do
     echo "== round $round"
     runs=()
@@ -271,7 +273,7 @@ def median(label, algorithm, encoding, field):
     return statistics.median(xs) if xs else None
 with_node = any(r["server"] == "node" for r in rows)
 print("== medians over the rounds (min-max)" + ("; node's rows are the same runs under each algorithm" if with_node else ""))
-head = ["algorithm", "encoding", "server", "req/s", "p99 ms", "CPU ms/req", "KB/answer", "CPU / A"]
+head = ["algorithm", "encoding", "server", "req/s", "p99 ms", "CPU ms/req", "KB/answer", "RSS MB", "CPU / A"]
 if with_node: head += ["req/s / node", "CPU / node"]
 table = [head]
 for algorithm in algorithms:
@@ -280,7 +282,8 @@ for algorithm in algorithms:
             line = [algorithm, encoding, label, summary(values(label, algorithm, encoding, "req/s"), 0),
                     summary(values(label, algorithm, encoding, "p99 ms"), 1),
                     summary(values(label, algorithm, encoding, "CPU ms/req"), 3),
-                    summary(values(label, algorithm, encoding, "KB/answer"), 1)]
+                    summary(values(label, algorithm, encoding, "KB/answer"), 1),
+                    summary(values(label, algorithm, encoding, "RSS MB"), 0)]
             cpu = median(label, algorithm, encoding, "CPU ms/req")
             cpu_a = median(labels[0], algorithm, encoding, "CPU ms/req")
             line.append(f"{cpu / cpu_a:.2f}" if label != "node" and cpu and cpu_a else "")
