@@ -105,7 +105,7 @@ struct Measure: ParsableCommand {
     @Flag(help: "Live only: leave out prepareDisplay() after the build (every first look is then formed).")
     var noPrepare = false
 
-    @Option(help: "Live only: the kept display groups' budget in items (the layer's kept_items; default: half the points).")
+    @Option(help: "Live only: the kept display groups' budget in items (the layer's kept_items; default: four per point up to 4,000,000, half the points beyond 8M).")
     var keptItems: Int?
 
     @Option(help: """

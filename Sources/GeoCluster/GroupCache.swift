@@ -9,7 +9,9 @@ import Synchronization
 /// changed: a change copies the nodes on its path with new stamps. Versions of an index share its
 /// cache, so readers of an older version and of the newest one both find their blocks.
 /// When the kept items would exceed the budget, about half of the entries are dropped:
-/// first of those not prepared ahead of the first queries (see ``protect(_:)``).
+/// first the older half of those not prepared ahead of the first queries (see
+/// ``protect(_:)``), found in a list of them in the order they were kept, so that a drop
+/// costs in proportion to what it drops, not to the prepared entries.
 final class GroupCache: Sendable {
     final class Entry: Sendable {
         let stamp: BlockStamp
@@ -131,19 +133,31 @@ final class GroupCache: Sendable {
         let entry: Entry
         let size: Int
         let shares: Bool
+        /// The number it was kept under (see ``State/order``).
+        var serial: UInt64 = 0
+        /// Whether it is in ``State/order``: kept for a view, not prepared.
+        var listed = false
 
         /// The heap memory it adds: without the items it shares.
         var bytes: Int { shares ? entry.bytesBeside : entry.bytes }
     }
 
     private struct State {
-        var entries: [UInt64: Kept] = [:]
+        var entries = ShardedTable<Kept>()
         var size = 0
         var bytes = 0
         var updates = 0
         /// Keys of the entries prepared ahead of the first queries, whatever entry now
         /// holds them.
         var protected: Set<UInt64> = []
+        /// The entries not protected, oldest first from `head`, each by its key and the
+        /// serial it was kept under: a listing is current while the key's entry is listed
+        /// with that serial (one kept again, or protected, or removed leaves a stale one).
+        var order: [(key: UInt64, serial: UInt64)] = []
+        var head = 0
+        var serial: UInt64 = 0
+        /// Entries listed in `order`.
+        var listed = 0
 
         /// Removes the entry of `key`, and with an entry of a block's groups, its entry
         /// after merges if that one shares its items (it is counted without them),
@@ -152,12 +166,14 @@ final class GroupCache: Sendable {
             guard let old = entries.removeValue(forKey: key) else { return }
             size -= old.size
             bytes -= old.bytes
+            if old.listed { listed -= 1 }
             dropped.append(old.entry)
             guard key & resolvedBit == 0, let partner = entries[key | resolvedBit], partner.shares else { return }
             if let keeping, keeping.sharesStorage(with: partner.entry.items) { return }
             entries.removeValue(forKey: key | resolvedBit)
             size -= partner.size
             bytes -= partner.bytes
+            if partner.listed { listed -= 1 }
             dropped.append(partner.entry)
         }
 
@@ -172,22 +188,76 @@ final class GroupCache: Sendable {
             return Kept(entry: entry, size: shares ? entry.sizeBeside : entry.size, shares: shares)
         }
 
-        /// Keeps `entry` for `key`, counted as ``charge(_:for:)`` says.
+        /// Keeps `entry` for `key`, counted as ``charge(_:for:)`` says, listed in `order`
+        /// unless the key is protected.
         mutating func insert(_ entry: Entry, for key: UInt64) {
-            let kept = charge(entry, for: key)
+            var kept = charge(entry, for: key)
+            serial += 1
+            kept.serial = serial
+            if !protected.contains(key) {
+                kept.listed = true
+                listed += 1
+                order.append((key, serial))
+                compactOrder()
+            }
             entries[key] = kept
             size += kept.size
             bytes += kept.bytes
         }
 
-        /// Drops about half of the entries (each other one in the table's order), of
-        /// those not protected only when `all` is false, and returns them (to be freed
-        /// once the lock is released). An entry after merges that shares its block's
-        /// items goes with the block's entry.
-        mutating func dropHalf(all: Bool, into dropped: inout [Entry]) {
+        /// Whether `listing` is the current one of its key's entry.
+        func isCurrent(_ listing: (key: UInt64, serial: UInt64)) -> Bool {
+            guard let kept = entries[listing.key] else { return false }
+            return kept.listed && kept.serial == listing.serial
+        }
+
+        /// Protects the entry of `key` (see ``GroupCache/protect(_:)``).
+        mutating func protect(_ key: UInt64) {
+            guard entries[key] != nil else { return }
+            protected.insert(key)
+            if entries[key]!.listed {
+                entries[key]!.listed = false
+                listed -= 1
+            }
+        }
+
+        /// Takes out the listings before `head` and, once the stale ones outnumber the
+        /// current ones (and a thousand), those too: `order` stays within about twice the
+        /// entries it lists, at a cost per listing that does not grow.
+        mutating func compactOrder() {
+            if head > 0 && head >= order.count / 2 {
+                order.removeFirst(head)
+                head = 0
+            }
+            guard order.count - head > 2 * listed + 1_024 else { return }
+            order = order[head...].filter(isCurrent)
+            head = 0
+        }
+
+        /// Drops the older half of the entries not protected (an entry after merges that
+        /// shares its block's items goes with the block's entry), appending them to
+        /// `dropped`.
+        mutating func dropOlderViews(into dropped: inout [Entry]) {
+            var left = (listed + 1) / 2
+            while left > 0 && head < order.count {
+                let listing = order[head]
+                head += 1
+                guard isCurrent(listing) else { continue }
+                let before = listed
+                remove(listing.key, into: &dropped)
+                left -= before - listed
+            }
+            compactOrder()
+        }
+
+        /// Drops about half of all the entries (each other one in the table's order),
+        /// protected or not, appending them to `dropped` (to be freed once the lock is
+        /// released). An entry after merges that shares its block's items goes with the
+        /// block's entry.
+        mutating func dropHalfOfAll(into dropped: inout [Entry]) {
             var keys: [UInt64] = []
             var drop = true
-            for key in entries.keys where all || !protected.contains(key) {
+            for key in entries.keys {
                 if drop { keys.append(key) }
                 drop.toggle()
             }
@@ -203,6 +273,15 @@ final class GroupCache: Sendable {
 
     /// The smallest budget, in items, whatever the size of the index.
     static let minimumBudget = 65_536
+
+    /// The budget of an index of `points` points that sets none: four items per point up
+    /// to 4,000,000 items (a layer of up to a million points keeps about every block its
+    /// views form, and prepares the map to zoom 8 on uniform points, 15 on the Korea
+    /// mixture), then half the points beyond 8M points (the memory of large layers, at
+    /// about 90 to 150 bytes an item), and at least ``minimumBudget``.
+    static func defaultBudget(points: Int) -> Int {
+        max(minimumBudget, min(4 * points, 4_000_000), points / 2)
+    }
 
     private let state = Mutex(State())
 
@@ -237,7 +316,7 @@ final class GroupCache: Sendable {
 
     /// Keeps `entry` for `key`, in place of what was kept for it, formed from the version
     /// whose root node has the stamp `root`. If the kept items would exceed `budget`, it
-    /// first drops about half of the entries not protected, and if that leaves less than
+    /// first drops the older half of the entries not protected, and if that leaves less than
     /// a sixteenth of the budget free, about half of all. An entry of a block's items
     /// after merges counts for its merged clusters only while the block's entry of groups
     /// holds the same items (the entry of groups formed anew, or dropped, takes it along).
@@ -248,10 +327,10 @@ final class GroupCache: Sendable {
         state.withLock { state in
             state.remove(key, keeping: entry.items, into: &dropped)
             if state.size + state.charge(entry, for: key).size > budget {
-                state.dropHalf(all: false, into: &dropped)
+                state.dropOlderViews(into: &dropped)
                 // Counted again: the drop may have taken the block's entry whose items it shares.
                 if state.size + state.charge(entry, for: key).size > budget - budget / 16 {
-                    state.dropHalf(all: true, into: &dropped)
+                    state.dropHalfOfAll(into: &dropped)
                 }
             }
             state.insert(entry, for: key)
@@ -285,7 +364,8 @@ final class GroupCache: Sendable {
     /// later takes the place of one of them, after a change, is protected too.
     func protect(_ keys: [UInt64]) {
         state.withLock { state in
-            for key in keys where state.entries[key] != nil { state.protected.insert(key) }
+            for key in keys { state.protect(key) }
+            state.compactOrder()
         }
     }
 
@@ -303,6 +383,12 @@ final class GroupCache: Sendable {
     /// Entries protected from being dropped first; for tests and measurements.
     var protectedCount: Int {
         state.withLock { $0.protected.count }
+    }
+
+    /// The views' entries listed oldest first, and the listings kept for them, stale ones
+    /// included; for tests.
+    var listing: (entries: Int, listings: Int) {
+        state.withLock { ($0.listed, $0.order.count - $0.head) }
     }
 
     /// Entries, items and the heap memory they take (``Entry/bytes``, an estimate: the
@@ -371,5 +457,49 @@ extension LiveClusterIndex.Items {
         items.positions = positions.trimmed()
         items.groups = groups.trimmed()
         return items
+    }
+}
+
+/// A table by key in 64 dictionaries, each key's by a hash of it: one that grows moves a
+/// sixty-fourth of the entries, not all of them. (The kept groups of a layer prepared to
+/// zoom 8, about 50,000 entries, took 3 ms of the query whose entry made one dictionary
+/// grow.)
+struct ShardedTable<Value> {
+    /// 2^6 shards, picked by the top 6 bits of a key's hash.
+    static var shardCount: Int { 64 }
+    private var shards = [[UInt64: Value]](repeating: [:], count: shardCount)
+    /// The entries in all the shards.
+    private(set) var count = 0
+
+    private static func shard(_ key: UInt64) -> Int {
+        // The top 6 bits of a multiplicative hash: keys differ in their low bits (a
+        // block's row) as much as in their high ones (zoom, column).
+        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 58)
+    }
+
+    subscript(key: UInt64) -> Value? {
+        get { shards[Self.shard(key)][key] }
+        set {
+            if let newValue {
+                if shards[Self.shard(key)].updateValue(newValue, forKey: key) == nil { count += 1 }
+            } else {
+                _ = removeValue(forKey: key)
+            }
+        }
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey key: UInt64) -> Value? {
+        guard let old = shards[Self.shard(key)].removeValue(forKey: key) else { return nil }
+        count -= 1
+        return old
+    }
+
+    /// Every key, shard by shard.
+    var keys: [UInt64] {
+        var keys: [UInt64] = []
+        keys.reserveCapacity(count)
+        for shard in shards { keys.append(contentsOf: shard.keys) }
+        return keys
     }
 }

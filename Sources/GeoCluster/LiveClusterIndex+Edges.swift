@@ -923,10 +923,9 @@ extension LiveClusterIndex {
     }
 
     /// Items the kept groups may hold (``GroupCache/keep(_:for:budget:root:)``): the
-    /// layer's ``LiveClusterOptions/keptItems``, else half the points and at least
-    /// ``GroupCache/minimumBudget``.
+    /// layer's ``LiveClusterOptions/keptItems``, else ``GroupCache/defaultBudget(points:)``.
     var keptBudget: Int {
-        options.keptItems ?? max(GroupCache.minimumBudget, count / 2)
+        options.keptItems ?? GroupCache.defaultBudget(points: count)
     }
 
     /// Points a block must hold for ``prepareDisplay()`` to form it at a zoom it does not

@@ -18,10 +18,11 @@ public struct LiveClusterOptions: Sendable, Hashable {
     /// (docs/PERFORMANCE.md, "Larger quadtree leaves").
     public var bucketSize: Int = 64
     /// Items (clusters and points of formed blocks, and cells' totals) the kept display
-    /// groups may hold; `nil` for `max(65,536, points / 2)`. Affects speed and memory
-    /// only: each item takes about 90 bytes (about 150 in a sightings layer, whose
-    /// clusters keep their top species), and a view whose blocks are kept is answered
-    /// without forming them (docs/LIVE.md, "Kept groups").
+    /// groups may hold; `nil` for four per point up to 4,000,000, half the points beyond
+    /// 8M points, and at least 65,536 (`GroupCache.defaultBudget(points:)`). Affects speed
+    /// and memory only: each item takes about 90 bytes (about 150 in a sightings layer,
+    /// whose clusters keep their top species), and a view whose blocks are kept is
+    /// answered without forming them (docs/LIVE.md, "Kept groups").
     public var keptItems: Int?
 
     public init(radiusPixels: Double = 40, extent: Int = 512, minZoom: Int = 0, maxZoom: Int = 16,

@@ -174,7 +174,7 @@ public final class RequestMetrics: Sendable {
         for (name, items) in kept {
             out += "geocluster_layer_kept_items{layer=\"\(Self.escape(name))\"} \(items.held)\n"
         }
-        out += "# HELP geocluster_layer_kept_items_budget Items a live layer's kept display groups may hold (its kept_items option, or half its points and at least 65536).\n"
+        out += "# HELP geocluster_layer_kept_items_budget Items a live layer's kept display groups may hold (its kept_items option, or four per point up to 4000000, half its points beyond 8000000 points, and at least 65536).\n"
         out += "# TYPE geocluster_layer_kept_items_budget gauge\n"
         for (name, items) in kept {
             out += "geocluster_layer_kept_items_budget{layer=\"\(Self.escape(name))\"} \(items.budget)\n"

@@ -263,11 +263,27 @@ struct LiveClusterViewTests {
         if BackgroundJob.hasSecondCore { #expect(formedTogether > 0, "no view formed its blocks on two threads") }
     }
 
+    /// A layer that sets no budget keeps four items per point up to 4,000,000 (about every
+    /// block its views form, up to a million points), half its points beyond 8M points (for
+    /// the memory of large layers), and never fewer than the smallest budget; its option
+    /// overrides that.
+    @Test func theDefaultBudgetFollowsTheLayersSize() throws {
+        let budgets = [0, 10_000, 16_384, 100_000, 1_000_000, 8_000_000, 10_000_000].map { GroupCache.defaultBudget(points: $0) }
+        #expect(budgets == [65_536, 65_536, 65_536, 400_000, 4_000_000, 4_000_000, 5_000_000])
+        let index = try Self.index(seed: 25, count: 40_000, partitioned: false)
+        #expect(index.keptBudget == 160_000)
+        let set = try Self.index(seed: 25, count: 40_000, partitioned: false,
+                                 options: LiveClusterOptions(radiusPixels: 40, keptItems: 70_000))
+        #expect(set.keptBudget == 70_000)
+    }
+
     /// Where the next zoom does not fit whole in the kept groups, the index prepares the
     /// blocks of most points of the deeper zooms, and still answers every view as an
     /// index that forms its blocks on first use, also after a change.
     @Test func aPreparedIndexKeepsDenseBlocksOfDeeperZooms() throws {
-        let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 16, bucketSize: 16)
+        // The smallest budget, so that the deep zooms of these 40,000 points do not fit whole.
+        let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 16, bucketSize: 16,
+                                         keptItems: LiveClusterOptions.keptItemsRange.lowerBound)
         var prepared = try Self.index(seed: 23, count: 40_000, partitioned: false, options: options)
         var plain = try Self.index(seed: 23, count: 40_000, partitioned: false, options: options)
         let deepest = try #require(prepared.prepareDisplay())
@@ -562,6 +578,64 @@ struct LiveClusterViewTests {
         // With the budget at a tenth, the prepared entries alone overflow it: half go.
         keep(5_000, budget: 200)
         #expect(cache.protectedCount < 100 && cache.protectedCount == (0..<100).filter { cache.latest($0) != nil }.count)
+    }
+
+    /// The kept groups' table in shards answers as one dictionary: a key set is read, set
+    /// again it holds the new value, removed (or set to nil) it is gone; the count and
+    /// the keys are those of all the shards.
+    @Test func aShardedTableAnswersAsOneDictionary() {
+        var table = ShardedTable<Int>()
+        var model: [UInt64: Int] = [:]
+        var random = SeededRandom(seed: 41)
+        for step in 0..<20_000 {
+            let key = LiveClusterIndex.groupKey(zoom: Int(random.next() % 17), UInt32(random.next() % 64),
+                                                UInt32(random.next() % 64)) | (random.next() % 2 == 0 ? 0 : GroupCache.resolvedBit)
+            switch random.next() % 4 {
+            case 0, 1:
+                table[key] = step
+                model[key] = step
+            case 2:
+                #expect(table.removeValue(forKey: key) == model.removeValue(forKey: key))
+            default:
+                table[key] = nil
+                model[key] = nil
+            }
+        }
+        #expect(model.count > 1_000 && table.count == model.count)
+        #expect(table.keys.count == model.count && Set(table.keys) == Set(model.keys))
+        #expect(model.allSatisfy { table[$0.key] == $0.value })
+    }
+
+    /// A drop for the budget takes the older half of the views' entries, in the order they
+    /// were kept (an entry kept again counts from then), not the prepared ones; the list
+    /// it reads them from stays within about twice the entries it lists, however many
+    /// prepared entries there are and however often entries are kept again.
+    @Test func viewsEntriesAreDroppedOldestFirst() {
+        let cache = GroupCache()
+        let feature = ClusterFeature(kind: .point(index: 0), coordinate: Coordinate(longitude: 0, latitude: 0))
+        var items = LiveClusterIndex.Items()
+        for _ in 0..<10 { items.append(feature, at: SIMD2(0, 0)) }
+        func keep(_ key: UInt64) {
+            cache.keep(GroupCache.Entry(stamp: BlockStamp(a: key + 1), items: items), for: key, budget: 20_000, root: 1)
+        }
+        // 1,000 prepared entries (half of the budget) leave no listing behind.
+        for key in UInt64(0)..<1_000 { keep(key) }
+        cache.protect(Array(0..<1_000))
+        #expect(cache.listing.entries == 0 && cache.listing.listings <= 1_024)
+        // 1,000 views' entries fill the rest; the first is kept again, so it is the newest.
+        for key in UInt64(10_000)..<11_000 { keep(key) }
+        keep(10_000)
+        #expect(cache.usage.items == 20_000 && cache.listing.entries == 1_000)
+        keep(20_000)
+        #expect((UInt64(10_001)..<10_501).allSatisfy { cache.latest($0) == nil }, "an older view's entry stayed")
+        #expect((UInt64(10_501)..<11_000).allSatisfy { cache.latest($0) != nil }, "a newer view's entry was dropped")
+        #expect(cache.latest(10_000) != nil && cache.latest(20_000) != nil)
+        #expect((UInt64(0)..<1_000).allSatisfy { cache.latest($0) != nil }, "a prepared entry was dropped")
+        for _ in 0..<20 {
+            for key in UInt64(10_501)..<11_000 { keep(key) }
+        }
+        let listing = cache.listing
+        #expect(listing.entries == 501 && listing.listings <= 2 * listing.entries + 1_025, "\(listing)")
     }
 
     /// A block's items after the merges across its edges share the items of its entry of
