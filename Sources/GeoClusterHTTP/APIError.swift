@@ -58,12 +58,14 @@ public enum APIError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case .routeNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
+        // 501, as RFC 9110 (15.6.2) asks for a method the server does not recognise.
         case .methodNotImplemented: .notImplemented
         case .unsupportedMediaType: .unsupportedMediaType
         case .bodyTooLarge: .contentTooLarge
         case .invalidBody: .badRequest
         case .notReady: .serviceUnavailable
         case .malformedRequest: .badRequest
+        // 501, as RFC 9112 (6.1) asks for a transfer coding the server does not understand.
         case .unsupportedTransferCoding: .notImplemented
         case .headersTooLarge: .requestHeaderFieldsTooLarge
         case let .framework(status, _): status
