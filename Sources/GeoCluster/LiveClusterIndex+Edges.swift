@@ -844,16 +844,39 @@ extension LiveClusterIndex {
                 store.blocks[code] = .some(BlockStore.Block(items: entry.items, range: entry.items.features.indices,
                                                             edges: entry.edges))
             }
-            for code in codes {
+            let reached = reachedBlocks(around: codes, zoom: z)
+            for code in codes + reached {
                 let (bx, by) = BulkBuilder.position(code)
                 _ = resolvedBlock(bx, by, store: &store)
             }
-            groupCache.protect(codes.flatMap { Self.preparedKeys(zoom: z, $0) })
+            groupCache.protect((codes + reached).flatMap { Self.preparedKeys(zoom: z, $0) })
             prepared = z
         }
         let next = (prepared ?? options.minZoom - 1) + 1
         if next <= options.maxZoom { prepareDenseBlocks(from: next, limit: fullBudget * 3 / 4) }
         return prepared
+    }
+
+    /// Forms and keeps the groups of the blocks beside `codes` (the blocks of zoom `z` that
+    /// have items) that have no points but that a node holding points reaches into (a
+    /// leaf, or a node wider than a block, whose points lie beside the block): a view
+    /// over such a block finds its nodes and would form it to find nothing, on two
+    /// threads where the nodes' counts pass ``pointsToFormAtOnce``. Returns their codes.
+    func reachedBlocks(around codes: [UInt64], zoom z: Int) -> [UInt64] {
+        let last = blocksPerSide(zoom: z) - 1
+        var seen = Set(codes)
+        var reached: [UInt64] = []
+        for code in codes {
+            let (bx, by) = BulkBuilder.position(code)
+            for ny in max(0, Int(by) - 1)...min(last, Int(by) + 1) {
+                for nx in max(0, Int(bx) - 1)...min(last, Int(bx) + 1) {
+                    let next = BulkBuilder.zOrder(UInt32(nx), UInt32(ny))
+                    guard seen.insert(next).inserted, keptGroups(UInt32(nx), UInt32(ny), zoom: z) != nil else { continue }
+                    reached.append(next)
+                }
+            }
+        }
+        return reached
     }
 
     /// The unfiltered items of every block of zoom `z` (in a store that formed the whole

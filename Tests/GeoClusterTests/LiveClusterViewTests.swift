@@ -219,6 +219,40 @@ struct LiveClusterViewTests {
         #expect(acrossEdges > 0)
     }
 
+    /// After ``LiveClusterIndex/prepareDisplay()``, every block of a prepared zoom whose
+    /// nodes hold points is kept, also one without points of its own that a leaf or a
+    /// wide node beside it reaches into: a view there reads, and forms nothing (such a
+    /// block was formed at the first look, on two threads where its nodes counted
+    /// thousands of points).
+    @Test func aPreparedZoomKeepsTheEmptyBlocksItsNodesReach() throws {
+        let prepared = try Self.index(seed: 21, count: 3_000, partitioned: false)
+        let deepest = try #require(prepared.prepareDisplay())
+        var random = SeededRandom(seed: 26)
+        var blocks = 0, reached = 0
+        let shift = UInt32(LiveClusterIndex.blockShift)
+        for zoom in Self.options.minZoom...deepest {
+            for _ in 0..<8 {
+                let box = try Self.randomBox(&random, zoom: zoom)
+                let (west, north) = Self.projected(Coordinate(longitude: box.west, latitude: box.north))
+                let (east, south) = Self.projected(Coordinate(longitude: box.east, latitude: box.south))
+                let (cx0, cx1) = prepared.grid.cellRange(west, east, zoom: zoom)
+                let (cy0, cy1) = prepared.grid.cellRange(north, south, zoom: zoom)
+                for by in (cy0 >> shift)...(cy1 >> shift) {
+                    for bx in (cx0 >> shift)...(cx1 >> shift) {
+                        guard let current = prepared.blockNodes(bx, by, zoom: zoom) else { continue }
+                        let kept = prepared.groupCache.entry(LiveClusterIndex.groupKey(zoom: zoom, bx, by),
+                                                             stamp: current.stamp, root: prepared.combined.stamp)
+                        #expect(kept != nil, "zoom \(zoom), block \(bx), \(by): formed by the view")
+                        blocks += 1
+                        if kept?.items.features.isEmpty == true { reached += 1 }
+                    }
+                }
+            }
+        }
+        print("\(blocks) blocks with nodes in the views up to zoom \(deepest), \(reached) of them without points")
+        #expect(reached > 0, "no view met a block without points that a node reaches into")
+    }
+
     /// The groups of a view's blocks formed on two threads at its first look
     /// (``LiveClusterIndex/formMissingGroups(_:zoom:)``) are those each block forms on its
     /// own, and the views answer alike.
