@@ -807,25 +807,27 @@ extension LiveClusterIndex {
 
     /// Forms and keeps, ahead of the first queries, the unfiltered items of every block
     /// (before and after the merges across their edges) at each zoom from `minZoom` up,
-    /// while they fit in half the kept items' budget: the first look at the map (the
+    /// while they fit in ``preparedRoom(budget:points:)``: the first look at the map (the
     /// world, a country) is then read, not formed. Each zoom is formed a strip of rows of
     /// blocks at a time (``worldBlocks(zoom:room:)``). Then, of the deeper zooms, the
     /// blocks of most points (a city's at a street's zoom, whose first look gathers the
     /// totals of thousands of points, where their items are at most a few hundred) while
-    /// the kept items stay under three quarters of the budget. What it keeps is dropped
+    /// the kept items stay under half of what that room leaves of the budget beyond it
+    /// (three quarters of the budget, for a room of half). What it keeps is dropped
     /// after what views keep (see ``GroupCache/protect(_:)``). Returns the deepest zoom
     /// prepared whole, `nil` when even the first did not fit. Versions of the index share
     /// what it keeps; a later change forms its blocks again.
     @discardableResult
     public func prepareDisplay() -> Int? {
         let fullBudget = keptBudget
+        let room = Self.preparedRoom(budget: fullBudget, points: count)
         var used = 0
         var prepared: Int?
         guard count > 0 else { return nil }
         for z in options.minZoom...options.maxZoom {
             // The blocks' groups (their items after the merges share them, and add the
             // few merged clusters).
-            guard let zoom = worldBlocks(zoom: z, room: fullBudget / 2 - used) else { break }
+            guard let zoom = worldBlocks(zoom: z, room: room - used) else { break }
             used += zoom.count
             var store = zoom.store
             let cellsByBlock = zoom.cells
@@ -853,8 +855,18 @@ extension LiveClusterIndex {
             prepared = z
         }
         let next = (prepared ?? options.minZoom - 1) + 1
-        if next <= options.maxZoom { prepareDenseBlocks(from: next, limit: fullBudget * 3 / 4) }
+        if next <= options.maxZoom { prepareDenseBlocks(from: next, limit: room + (fullBudget - room) / 2) }
         return prepared
+    }
+
+    /// The kept items the zooms prepared whole may take: half the budget, or all of it
+    /// but one item per point where that is more (a layer of up to 2M points with the
+    /// default budget of four items per point: at 1M points, 3M of 4M). The views keep
+    /// the rest; with one item per point left to them they hold, at 1M points, the
+    /// blocks that thousands of views at every zoom form (a prepared zoom's blocks are
+    /// read, and keep nothing more).
+    static func preparedRoom(budget: Int, points: Int) -> Int {
+        max(budget / 2, budget - points)
     }
 
     /// Forms and keeps the groups of the blocks beside `codes` (the blocks of zoom `z` that

@@ -311,6 +311,27 @@ struct LiveClusterViewTests {
         #expect(set.keptBudget == 70_000)
     }
 
+    /// The zooms prepared whole take up to all of the budget but one item per point (and
+    /// half of it at least, for layers of more points than half the budget): the deepest
+    /// zoom prepared fits in that room with the zooms above it, and the next does not.
+    @Test func thePreparedZoomsLeaveTheViewsAnItemPerPoint() throws {
+        #expect(LiveClusterIndex.preparedRoom(budget: 4_000_000, points: 1_000_000) == 3_000_000)
+        #expect(LiveClusterIndex.preparedRoom(budget: 5_000_000, points: 10_000_000) == 2_500_000)
+        #expect(LiveClusterIndex.preparedRoom(budget: 65_536, points: 40_000) == 32_768)
+        let options = LiveClusterOptions(radiusPixels: 40, extent: 512, minZoom: 0, maxZoom: 16, bucketSize: 16)
+        let index = try Self.index(seed: 27, count: 20_000, partitioned: false, options: options)
+        let room = 60_000
+        try #require(index.keptBudget == 80_000)
+        let deepest = try #require(index.prepareDisplay())
+        try #require(deepest < options.maxZoom, "every zoom fit: the room decides nothing")
+        var used = 0
+        for z in options.minZoom...deepest { used += try #require(index.worldBlocks(zoom: z, room: .max)).count }
+        let next = try #require(index.worldBlocks(zoom: deepest + 1, room: .max)).count
+        print("prepared up to zoom \(deepest): \(used) items; zoom \(deepest + 1) would add \(next), room \(room)")
+        #expect(used <= room)
+        #expect(used + next > room, "zoom \(deepest + 1) would have fit")
+    }
+
     /// Where the next zoom does not fit whole in the kept groups, the index prepares the
     /// blocks of most points of the deeper zooms, and still answers every view as an
     /// index that forms its blocks on first use, also after a change.
