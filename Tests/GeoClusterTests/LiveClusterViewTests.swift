@@ -60,6 +60,20 @@ struct LiveClusterViewTests {
         (WebMercator.x(longitude: coordinate.longitude), WebMercator.y(latitude: coordinate.latitude))
     }
 
+    /// The codes of the blocks a box meets at a zoom, row by row.
+    static func blockCodes(of box: BoundingBox, zoom: Int, in index: LiveClusterIndex) -> [UInt64] {
+        let (west, north) = projected(Coordinate(longitude: box.west, latitude: box.north))
+        let (east, south) = projected(Coordinate(longitude: box.east, latitude: box.south))
+        let (cx0, cx1) = index.grid.cellRange(west, east, zoom: zoom)
+        let (cy0, cy1) = index.grid.cellRange(north, south, zoom: zoom)
+        let shift = UInt32(LiveClusterIndex.blockShift)
+        var codes: [UInt64] = []
+        for by in (cy0 >> shift)...(cy1 >> shift) {
+            for bx in (cx0 >> shift)...(cx1 >> shift) { codes.append(BulkBuilder.zOrder(bx, by)) }
+        }
+        return codes
+    }
+
     /// A view's items: each once, each one the world shows, and every item of the world
     /// inside the box (by a margin that rounding of coordinates cannot cross).
     static func expect(_ view: [Item], of box: BoundingBox, showsWhat world: [Item], _ label: String) {
@@ -229,23 +243,17 @@ struct LiveClusterViewTests {
         let deepest = try #require(prepared.prepareDisplay())
         var random = SeededRandom(seed: 26)
         var blocks = 0, reached = 0
-        let shift = UInt32(LiveClusterIndex.blockShift)
         for zoom in Self.options.minZoom...deepest {
             for _ in 0..<8 {
                 let box = try Self.randomBox(&random, zoom: zoom)
-                let (west, north) = Self.projected(Coordinate(longitude: box.west, latitude: box.north))
-                let (east, south) = Self.projected(Coordinate(longitude: box.east, latitude: box.south))
-                let (cx0, cx1) = prepared.grid.cellRange(west, east, zoom: zoom)
-                let (cy0, cy1) = prepared.grid.cellRange(north, south, zoom: zoom)
-                for by in (cy0 >> shift)...(cy1 >> shift) {
-                    for bx in (cx0 >> shift)...(cx1 >> shift) {
-                        guard let current = prepared.blockNodes(bx, by, zoom: zoom) else { continue }
-                        let kept = prepared.groupCache.entry(LiveClusterIndex.groupKey(zoom: zoom, bx, by),
-                                                             stamp: current.stamp, root: prepared.combined.stamp)
-                        #expect(kept != nil, "zoom \(zoom), block \(bx), \(by): formed by the view")
-                        blocks += 1
-                        if kept?.items.features.isEmpty == true { reached += 1 }
-                    }
+                for code in Self.blockCodes(of: box, zoom: zoom, in: prepared) {
+                    let (bx, by) = BulkBuilder.position(code)
+                    guard let current = prepared.blockNodes(bx, by, zoom: zoom) else { continue }
+                    let kept = prepared.groupCache.entry(LiveClusterIndex.groupKey(zoom: zoom, bx, by),
+                                                         stamp: current.stamp, root: prepared.combined.stamp)
+                    #expect(kept != nil, "zoom \(zoom), block \(bx), \(by): formed by the view")
+                    blocks += 1
+                    if kept?.items.features.isEmpty == true { reached += 1 }
                 }
             }
         }
@@ -265,15 +273,7 @@ struct LiveClusterViewTests {
         for zoom in 9...13 {
             for _ in 0..<12 {
                 let box = try Self.randomBox(&random, zoom: zoom)
-                let (west, north) = Self.projected(Coordinate(longitude: box.west, latitude: box.north))
-                let (east, south) = Self.projected(Coordinate(longitude: box.east, latitude: box.south))
-                let (cx0, cx1) = together.grid.cellRange(west, east, zoom: zoom)
-                let (cy0, cy1) = together.grid.cellRange(north, south, zoom: zoom)
-                let shift = UInt32(LiveClusterIndex.blockShift)
-                var codes: [UInt64] = []
-                for by in (cy0 >> shift)...(cy1 >> shift) {
-                    for bx in (cx0 >> shift)...(cx1 >> shift) { codes.append(BulkBuilder.zOrder(bx, by)) }
-                }
+                let codes = Self.blockCodes(of: box, zoom: zoom, in: together)
                 formedTogether += together.formMissingGroups(codes, zoom: zoom)
                 for code in codes {
                     let (bx, by) = BulkBuilder.position(code)
