@@ -23,9 +23,10 @@ for pysupercluster. Both report the same figures, read the same way:
   call and are included). A box crossing the antimeridian takes two getClusters calls,
   one per side, as geo-cluster does inside its one call; both are inside the sample.
   Freeing the result happens outside the sample in both; Python's cycle collector is
-  off during the queries. Each first answers one untimed query of a small box at the
-  first zoom (a process's first call pays what it pays once: in bench-radius, 0.2-0.3 ms
-  of the Swift runtime's type lookups). The first pass is reported apart, by the wall clock:
+  off during the queries. Each harness first answers one untimed query of a small box at
+  the first zoom (a process's first call pays what it pays once: in bench-radius, 0.2-0.3
+  ms, half of it the Swift runtime's type lookups, the rest lazy symbol binding and cold
+  caches). The first pass is reported apart, by the wall clock:
   the live index forms and keeps the display groups of the views' blocks there;
 - live-writes: the live index again, with a point added about 100 m from a random input
   point before every 10th timed query, the steady stream of writes of a layer in use:

@@ -190,7 +190,7 @@ struct Measure: ParsableCommand {
         var queries = 0
         // One untimed query of a small box at the first zoom before the passes, as the peer's
         // harness makes: the first call of a process pays what it pays once (in this
-        // harness's code, 0.2-0.3 ms of the Swift runtime's type lookups), which is not the
+        // harness, 0.2-0.3 ms, half of it the Swift runtime's type lookups), which is not the
         // cost of a first look at a view.
         let warmUp = try BoundingBox(west: 0, south: 0, east: 0.001, north: 0.001)
         _ = try live?.viewport(warmUp, zoom: Double(minZoom)) ?? radiusIndex!.viewport(warmUp, zoom: Double(minZoom))

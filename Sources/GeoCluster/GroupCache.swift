@@ -276,8 +276,8 @@ final class GroupCache: Sendable {
 
     /// The budget of an index of `points` points that sets none: four items per point up
     /// to 4,000,000 items (a layer of up to a million points keeps about every block its
-    /// views form, and prepares the map to zoom 8 on uniform points, 15 on the Korea
-    /// mixture), then half the points beyond 8M points (the memory of large layers, at
+    /// views form, and prepares the map to zoom 9 on uniform points, every zoom of the
+    /// Korea mixture), then half the points beyond 8M points (the memory of large layers, at
     /// about 90 to 150 bytes an item), and at least ``minimumBudget``.
     static func defaultBudget(points: Int) -> Int {
         max(minimumBudget, min(4 * points, 4_000_000), points / 2)

@@ -812,7 +812,7 @@ extension LiveClusterIndex {
     /// blocks at a time (``worldBlocks(zoom:room:)``). Then, of the deeper zooms, the
     /// blocks of most points (a city's at a street's zoom, whose first look gathers the
     /// totals of thousands of points, where their items are at most a few hundred) while
-    /// the kept items stay under half of what that room leaves of the budget beyond it
+    /// the kept items stay within that room and half of what it leaves of the budget
     /// (three quarters of the budget, for a room of half). What it keeps is dropped
     /// after what views keep (see ``GroupCache/protect(_:)``). Returns the deepest zoom
     /// prepared whole, `nil` when even the first did not fit. Versions of the index share
@@ -821,21 +821,29 @@ extension LiveClusterIndex {
     public func prepareDisplay() -> Int? {
         let fullBudget = keptBudget
         let room = Self.preparedRoom(budget: fullBudget, points: count)
-        var used = 0
+        var used = groupCache.usage.items
         var prepared: Int?
         guard count > 0 else { return nil }
         for z in options.minZoom...options.maxZoom {
             // The blocks' groups (their items after the merges share them, and add the
             // few merged clusters).
             guard let zoom = worldBlocks(zoom: z, room: room - used) else { break }
-            used += zoom.count
             var store = zoom.store
             let cellsByBlock = zoom.cells
             let codes = store.blocks.keys.sorted()
+            var current: [UInt64: (stamp: BlockStamp, nodes: [QuadNode?])] = [:]
             for code in codes {
-                guard let block = store.blocks[code] ?? nil else { continue }
                 let (bx, by) = BulkBuilder.position(code)
-                guard let (stamp, nodes) = blockNodes(bx, by, zoom: z) else { continue }
+                current[code] = blockNodes(bx, by, zoom: z)
+            }
+            let reached = reachedBlocks(around: codes, nodes: current, zoom: z)
+            // Besides the items and dense cells counted, each block's items after merges
+            // take an item at least, and a block reached two (its empty groups, before and
+            // after merges).
+            guard used + zoom.count + codes.count + 2 * reached.count <= room else { break }
+            for code in codes {
+                guard let block = store.blocks[code] ?? nil, let (stamp, nodes) = current[code] else { continue }
+                let (bx, by) = BulkBuilder.position(code)
                 var own = Items()
                 own.reserve(block.range.count)
                 for i in block.range { own.append(i, of: block.items) }
@@ -846,12 +854,16 @@ extension LiveClusterIndex {
                 store.blocks[code] = .some(BlockStore.Block(items: entry.items, range: entry.items.features.indices,
                                                             edges: entry.edges))
             }
-            let reached = reachedBlocks(around: codes, zoom: z)
-            for code in codes + reached {
+            let kept = reached.filter { code in
+                let (bx, by) = BulkBuilder.position(code)
+                return keptGroups(bx, by, zoom: z) != nil
+            }
+            for code in codes + kept {
                 let (bx, by) = BulkBuilder.position(code)
                 _ = resolvedBlock(bx, by, store: &store)
             }
-            groupCache.protect((codes + reached).flatMap { Self.preparedKeys(zoom: z, $0) })
+            groupCache.protect((codes + kept).flatMap { Self.preparedKeys(zoom: z, $0) })
+            used = groupCache.usage.items
             prepared = z
         }
         let next = (prepared ?? options.minZoom - 1) + 1
@@ -861,30 +873,48 @@ extension LiveClusterIndex {
 
     /// The kept items the zooms prepared whole may take: half the budget, or all of it
     /// but one item per point where that is more (a layer of up to 2M points with the
-    /// default budget of four items per point: at 1M points, 3M of 4M). The views keep
-    /// the rest; with one item per point left to them they hold, at 1M points, the
-    /// blocks that thousands of views at every zoom form (a prepared zoom's blocks are
-    /// read, and keep nothing more).
+    /// default budget of four items per point: at 1M points, 3M of 4M). The dense blocks
+    /// of deeper zooms may take half of what is left, the views the rest.
     static func preparedRoom(budget: Int, points: Int) -> Int {
         max(budget / 2, budget - points)
     }
 
-    /// Forms and keeps the groups of the blocks beside `codes` (the blocks of zoom `z` that
-    /// have items) that have no points but that a node holding points reaches into (a
-    /// leaf, or a node wider than a block, whose points lie beside the block): a view
-    /// over such a block finds its nodes and would form it to find nothing, on two
-    /// threads where the nodes' counts pass ``pointsToFormAtOnce``. Returns their codes.
-    func reachedBlocks(around codes: [UInt64], zoom z: Int) -> [UInt64] {
-        let last = blocksPerSide(zoom: z) - 1
+    /// The blocks beside `codes` (the blocks of zoom `z` that have items, with their
+    /// ``blockNodes(_:_:zoom:)``) that have no points but that a node of those blocks
+    /// other than a leaf reaches: one that meets their cells of the stamps' level
+    /// (``blockStamp(_:_:zoom:)``; cells under twice a block's width, so within two
+    /// blocks). A view over such a block finds the node and, without the block's groups
+    /// kept, forms it to find nothing, on two threads where the nodes' counts pass
+    /// ``pointsToFormAtOnce`` (Korea's node of a million points at zoom 4). A leaf (of a
+    /// few points, sparse ones, whose cell may cover many blocks) is left out: a block it
+    /// reaches is formed fast.
+    func reachedBlocks(around codes: [UInt64], nodes: [UInt64: (stamp: BlockStamp, nodes: [QuadNode?])],
+                       zoom z: Int) -> [UInt64] {
+        let level = grid.level(zoom: z)
+        let blockWidth = Int64(grid.span) << Int64(Self.blockShift)
+        var up = 0
+        while Int64(1) << Int64(up) < blockWidth { up += 1 }
+        let stampLevel = max(0, level - up)
+        let last = Int64(blocksPerSide(zoom: z) - 1)
         var seen = Set(codes)
         var reached: [UInt64] = []
         for code in codes {
             let (bx, by) = BulkBuilder.position(code)
-            for ny in max(0, Int(by) - 1)...min(last, Int(by) + 1) {
-                for nx in max(0, Int(bx) - 1)...min(last, Int(bx) + 1) {
-                    let next = BulkBuilder.zOrder(UInt32(nx), UInt32(ny))
-                    guard seen.insert(next).inserted, keptGroups(UInt32(nx), UInt32(ny), zoom: z) != nil else { continue }
-                    reached.append(next)
+            for case let node? in nodes[code]?.nodes ?? [] where !node.isLeaf {
+                // The blocks that meet the node's cell at the stamps' level, or its own if coarser.
+                let cellLevel = min(node.level, stampLevel)
+                let shift = Int64(level - cellLevel)
+                let x0 = Int64(QuadNode.cell(node.qx, level: cellLevel)) << shift
+                let y0 = Int64(QuadNode.cell(node.qy, level: cellLevel)) << shift
+                let width = Int64(1) << shift
+                let nx0 = max(Int64(bx) - 2, x0 / blockWidth), nx1 = min(Int64(bx) + 2, last, (x0 + width - 1) / blockWidth)
+                let ny0 = max(Int64(by) - 2, y0 / blockWidth), ny1 = min(Int64(by) + 2, last, (y0 + width - 1) / blockWidth)
+                guard nx0 <= nx1, ny0 <= ny1 else { continue }
+                for ny in ny0...ny1 {
+                    for nx in nx0...nx1 {
+                        let next = BulkBuilder.zOrder(UInt32(nx), UInt32(ny))
+                        if seen.insert(next).inserted { reached.append(next) }
+                    }
                 }
             }
         }
