@@ -892,9 +892,7 @@ extension LiveClusterIndex {
                        zoom z: Int) -> [UInt64] {
         let level = grid.level(zoom: z)
         let blockWidth = Int64(grid.span) << Int64(Self.blockShift)
-        var up = 0
-        while Int64(1) << Int64(up) < blockWidth { up += 1 }
-        let stampLevel = max(0, level - up)
+        let stampLevel = self.stampLevel(reach: 0, zoom: z)
         let last = Int64(blocksPerSide(zoom: z) - 1)
         var seen = Set(codes)
         var reached: [UInt64] = []

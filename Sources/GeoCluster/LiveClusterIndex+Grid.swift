@@ -207,14 +207,21 @@ extension LiveClusterIndex {
         blockStamp(around: bx, by, reach: reach, zoom: z, nodes: true)
     }
 
+    /// The level of the quadtree cells whose nodes stamp the blocks within `reach` of a
+    /// block at zoom `z`: the finest whose cells are at least that square's width (so at
+    /// most twice it).
+    func stampLevel(reach: Int, zoom z: Int) -> Int {
+        let width = (UInt64(grid.span) << UInt64(Self.blockShift)) * UInt64(2 * reach + 1)
+        var up = 0
+        while UInt64(1) << UInt64(up) < width { up += 1 }
+        return max(0, grid.level(zoom: z) - up)
+    }
+
     private func blockStamp(around bx: UInt32, _ by: UInt32, reach: Int, zoom z: Int,
                             nodes keepsNodes: Bool) -> (stamp: BlockStamp, nodes: [QuadNode?])? {
         let level = grid.level(zoom: z)
         let blockWidth = UInt64(grid.span) << UInt64(Self.blockShift)
-        let width = blockWidth * UInt64(2 * reach + 1)
-        var up = 0
-        while UInt64(1) << UInt64(up) < width { up += 1 }
-        let stampLevel = max(0, level - up)
+        let stampLevel = self.stampLevel(reach: reach, zoom: z)
         let lastSub = (UInt64(1) << UInt64(level)) - 1
         let reachWidth = UInt64(reach) * blockWidth
         let cx0 = UInt64(bx) * blockWidth, cy0 = UInt64(by) * blockWidth
